@@ -1,0 +1,90 @@
+//! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::registry::Registry;
+
+mod dump;
+mod list;
+
+/// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the registered tools: name, risk, flags.
+    List,
+    /// Print the tool schemas in a provider's format.
+    Dump(dump::DumpArgs),
+}
+
+/// Run the CLI over every `#[tool]` linked into the program, then exit the process.
+pub fn run() -> ! {
+    let code = match Registry::from_inventory() {
+        Ok(registry) => run_with(&registry, std::env::args_os()),
+        Err(e) => {
+            eprintln!("error: the tool registry is invalid: {e}");
+            ExitCode::from(1)
+        }
+    };
+    std::process::exit(exit_code_number(code));
+}
+
+fn exit_code_number(code: ExitCode) -> i32 {
+    if code == ExitCode::SUCCESS {
+        0
+    } else if code == ExitCode::from(2) {
+        2
+    } else {
+        1
+    }
+}
+
+/// Run the CLI over `registry` with these arguments (the first is the program name).
+pub fn run_with<I, T>(registry: &Registry, args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::List => list::run(registry),
+        Command::Dump(args) => dump::run(registry, &args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A CLI failure: a message for stderr.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct CliError(pub(crate) String);
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError(e.to_string())
+    }
+}

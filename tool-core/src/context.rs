@@ -1,0 +1,237 @@
+//! Per-call context handed to tools, and the modifiers through which tools change session state.
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::guard::path::WorkspacePath;
+
+/// A change to the session state, returned by a tool; the executor merges it in call order.
+///
+/// Keys are plain strings; by convention a tool namespaces its keys (`file_history/<path>`,
+/// `memory/<key>`). Two concurrent calls that set the same key are a conflict.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContextModifier {
+    entries: BTreeMap<String, Value>,
+}
+
+impl ContextModifier {
+    /// An empty modifier.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set `key` to `value`. A value that cannot be serialized is stored as `null`.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Serialize) -> &mut Self {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        self.entries.insert(key.into(), value);
+        self
+    }
+
+    /// Builder form of [`ContextModifier::set`].
+    pub fn with(mut self, key: impl Into<String>, value: impl Serialize) -> Self {
+        self.set(key, value);
+        self
+    }
+
+    /// The keys this modifier touches, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    /// The entries, in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// `true` when the modifier changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// The session state: what modifiers have put there, read-only for tools.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionState {
+    entries: BTreeMap<String, Value>,
+}
+
+impl SessionState {
+    /// An empty state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The raw value at `key`.
+    pub fn get_value(&self, key: &str) -> Option<&Value> {
+        self.entries.get(key)
+    }
+
+    /// The value at `key`, deserialized; `None` when absent or of another type.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.entries
+            .get(key)
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Every entry, in key order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Apply a modifier (the executor does this; tools only return modifiers).
+    pub fn apply(&mut self, modifier: &ContextModifier) {
+        for (k, v) in &modifier.entries {
+            self.entries.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// A progress report from a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    /// The call that reports.
+    pub call_id: String,
+    /// Work done so far.
+    pub progress: f64,
+    /// Total work, when known.
+    pub total: Option<f64>,
+    /// A short human-readable message.
+    pub message: Option<String>,
+}
+
+/// Where progress reports go (a UI callback, a channel, an MCP notification).
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Everything a tool may know about the call it serves. One per call, never shared or global.
+#[derive(Clone)]
+pub struct ToolContext {
+    session_id: String,
+    call_id: String,
+    workspace: PathBuf,
+    cancel: CancellationToken,
+    progress: Option<ProgressSink>,
+    state: Arc<SessionState>,
+    output_budget: Option<usize>,
+    paths: HashMap<String, WorkspacePath>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("session_id", &self.session_id)
+            .field("call_id", &self.call_id)
+            .field("workspace", &self.workspace)
+            .field("output_budget", &self.output_budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// A context for one call. The executor builds these; tests may too.
+    pub fn new(
+        session_id: impl Into<String>,
+        call_id: impl Into<String>,
+        workspace: impl Into<PathBuf>,
+    ) -> Self {
+        ToolContext {
+            session_id: session_id.into(),
+            call_id: call_id.into(),
+            workspace: workspace.into(),
+            cancel: CancellationToken::new(),
+            progress: None,
+            state: Arc::new(SessionState::new()),
+            output_budget: None,
+            paths: HashMap::new(),
+        }
+    }
+
+    /// Use this cancellation token.
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Send progress reports here.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// A read-only snapshot of the session state.
+    pub fn with_state(mut self, state: Arc<SessionState>) -> Self {
+        self.state = state;
+        self
+    }
+
+    /// The remaining output budget in bytes.
+    pub fn with_output_budget(mut self, budget: Option<usize>) -> Self {
+        self.output_budget = budget;
+        self
+    }
+
+    /// Guarded paths, by argument name (set by the executor after the path guard).
+    #[allow(dead_code)] // used by the executor
+    pub(crate) fn with_paths(mut self, paths: HashMap<String, WorkspacePath>) -> Self {
+        self.paths = paths;
+        self
+    }
+
+    /// The session this call belongs to.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// This call's id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The workspace root (absolute, canonical).
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// The cancellation token; long-running tools should check it or select on it.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// `true` once the call has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Report progress (ignored when nobody listens).
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.progress {
+            sink(Progress {
+                call_id: self.call_id.clone(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// The session state as it was when this call started.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// Output bytes this call may still produce, when a budget is set.
+    pub fn output_budget(&self) -> Option<usize> {
+        self.output_budget
+    }
+
+    /// The guarded path for a declared path argument.
+    pub fn path_arg(&self, name: &str) -> Option<&WorkspacePath> {
+        self.paths.get(name)
+    }
+}

@@ -1,0 +1,3 @@
+//! Guards run on the final arguments before a tool runs.
+
+pub mod path;

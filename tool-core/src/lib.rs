@@ -1,0 +1,28 @@
+//! Declared, schema-checked, guarded tools for LLM agents.
+//!
+//! A model's tool call is an untrusted request, never an instruction. A tool *declares* what it is
+//! with `#[tool]` (risk, path arguments, script arguments, concurrency, timeout); the compiler
+//! rejects declarations that contradict the code; the executor enforces every declaration before
+//! the handler runs.
+#![warn(missing_docs)]
+
+pub mod call;
+pub mod context;
+pub mod decl;
+pub mod guard;
+pub mod outcome;
+pub mod registry;
+pub mod schema;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+
+pub use context::{ContextModifier, Progress, SessionState, ToolContext};
+pub use decl::{Risk, ScriptLang, ToolDecl};
+pub use guard::path::WorkspacePath;
+pub use outcome::{IntoToolOutcome, Json, Modified, ReasonCode, ToolOutcome};
+pub use registry::{Registry, RegistryError, ToolDef};
+pub use tool_macros::tool;
+
+#[doc(hidden)]
+pub mod __private;

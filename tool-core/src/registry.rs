@@ -1,0 +1,640 @@
+//! The tool registry: declared tools (from `#[tool]` through inventory) and dynamic ones, checked
+//! once at build time, looked up by exact name, dumped canonically and fingerprinted.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::context::ToolContext;
+use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ToolDecl};
+use crate::outcome::{IntoToolOutcome, ToolOutcome};
+
+/// A boxed, sendable future of a tool's outcome.
+pub type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
+
+/// Arguments the handler could not accept (they passed the schema but not the typed deserializer).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ArgumentError {
+    /// What was wrong.
+    pub message: String,
+}
+
+impl ArgumentError {
+    /// An argument error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ArgumentError {
+            message: message.into(),
+        }
+    }
+}
+
+/// A tool's handler: takes the context and the final, validated, guarded arguments. Returns the
+/// future to run, or refuses the arguments before anything runs.
+pub type Handler =
+    Arc<dyn Fn(ToolContext, Value) -> Result<BoxFuture, ArgumentError> + Send + Sync>;
+
+/// A tool's own permission rule on its final arguments: `Err(reason)` refuses the call.
+pub type PermissionCheck = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+
+/// A tool definition: its declaration plus the code that runs it.
+#[derive(Clone)]
+pub struct ToolDef {
+    decl: ToolDecl,
+    handler: Handler,
+    check_permissions: Option<PermissionCheck>,
+    legacy_path_fields: bool,
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("decl", &self.decl)
+            .field("check_permissions", &self.check_permissions.is_some())
+            .field("legacy_path_fields", &self.legacy_path_fields)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// Start a dynamic tool definition (plugins, MCP proxies). `build()` checks the same rules
+    /// `#[tool]` checks at compile time.
+    pub fn builder(name: impl Into<String>) -> ToolDefBuilder {
+        ToolDefBuilder::new(name.into())
+    }
+
+    /// Used by `#[tool]`-generated code: the declaration was checked at compile time.
+    #[doc(hidden)]
+    pub fn __from_macro(
+        decl: ToolDecl,
+        handler: Handler,
+        check_permissions: Option<PermissionCheck>,
+    ) -> Self {
+        ToolDef {
+            decl,
+            handler,
+            check_permissions,
+            legacy_path_fields: false,
+        }
+    }
+
+    /// The declaration.
+    pub fn decl(&self) -> &ToolDecl {
+        &self.decl
+    }
+
+    /// The handler.
+    pub fn handler(&self) -> &Handler {
+        &self.handler
+    }
+
+    /// The tool's own permission rule, if any.
+    pub fn permission_check(&self) -> Option<&PermissionCheck> {
+        self.check_permissions.as_ref()
+    }
+
+    /// Every argument the path guard checks: the declared `path_args`, plus, for dynamic tools,
+    /// string properties named like paths (`path`, `source`, `destination`, `cwd`).
+    pub fn guarded_path_args(&self) -> Vec<String> {
+        let mut out = self.decl.path_args.clone();
+        if self.legacy_path_fields {
+            for name in LEGACY_PATH_FIELDS {
+                if !out.iter().any(|n| n == name)
+                    && schema_property(&self.decl.input_schema, name).is_some()
+                {
+                    out.push((*name).to_owned());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Property names guarded as paths on dynamic tools even when not declared (older plugins).
+pub const LEGACY_PATH_FIELDS: &[&str] = &["path", "source", "destination", "cwd"];
+
+/// Builder for a dynamic [`ToolDef`].
+pub struct ToolDefBuilder {
+    decl: ToolDecl,
+    risk_error: Option<String>,
+    lang_error: Option<String>,
+    handler: Option<Handler>,
+    check_permissions: Option<PermissionCheck>,
+}
+
+impl ToolDefBuilder {
+    fn new(name: String) -> Self {
+        ToolDefBuilder {
+            decl: ToolDecl {
+                source: format!("dynamic tool `{name}`"),
+                name,
+                description: String::new(),
+                input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+                output_schema: None,
+                risk: Risk::default(),
+                concurrency_safe: false,
+                idempotent: false,
+                open_world: false,
+                path_args: Vec::new(),
+                script_args: Vec::new(),
+                script_lang: None,
+                timeout: None,
+            },
+            risk_error: None,
+            lang_error: None,
+            handler: None,
+            check_permissions: None,
+        }
+    }
+
+    /// What the tool does (required).
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.decl.description = d.into();
+        self
+    }
+
+    /// The argument schema (Draft 2020-12, root object).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.decl.input_schema = schema;
+        self
+    }
+
+    /// The output schema, for structured output.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.decl.output_schema = Some(schema);
+        self
+    }
+
+    /// The risk level (default `mutation`).
+    pub fn risk(mut self, risk: Risk) -> Self {
+        self.decl.risk = risk;
+        self
+    }
+
+    /// The risk level by name; an unknown name makes `build()` fail.
+    pub fn risk_name(mut self, name: &str) -> Self {
+        match name.parse() {
+            Ok(r) => self.decl.risk = r,
+            Err(e) => self.risk_error = Some(format!("{e}")),
+        }
+        self
+    }
+
+    /// Declare the tool safe to run concurrently with other concurrency-safe calls.
+    pub fn concurrency_safe(mut self, yes: bool) -> Self {
+        self.decl.concurrency_safe = yes;
+        self
+    }
+
+    /// Declare the tool idempotent.
+    pub fn idempotent(mut self, yes: bool) -> Self {
+        self.decl.idempotent = yes;
+        self
+    }
+
+    /// Declare that the tool reaches outside the workspace.
+    pub fn open_world(mut self, yes: bool) -> Self {
+        self.decl.open_world = yes;
+        self
+    }
+
+    /// Arguments that are workspace paths.
+    pub fn path_args<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.decl.path_args = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Arguments that hold scripts, in `lang`.
+    pub fn script_args<I, S>(mut self, names: I, lang: ScriptLang) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.decl.script_args = names.into_iter().map(Into::into).collect();
+        self.decl.script_lang = Some(lang);
+        self
+    }
+
+    /// Script language by name; an unknown name makes `build()` fail.
+    pub fn script_lang_name(mut self, name: &str) -> Self {
+        match name.parse() {
+            Ok(l) => self.decl.script_lang = Some(l),
+            Err(e) => self.lang_error = Some(format!("{e}")),
+        }
+        self
+    }
+
+    /// Longest time a call may run.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.decl.timeout = Some(t);
+        self
+    }
+
+    /// Where the tool comes from, for error messages (e.g. `mcp proxy: server-x`).
+    pub fn source(mut self, s: impl Into<String>) -> Self {
+        self.decl.source = s.into();
+        self
+    }
+
+    /// The handler, as an async closure over the context and the JSON arguments.
+    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    where
+        F: Fn(ToolContext, Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolOutcome,
+    {
+        let f = Arc::new(f);
+        self.handler = Some(Arc::new(move |ctx, args| {
+            let fut = f(ctx, args);
+            Ok(Box::pin(async move { fut.await.into_outcome() }) as BoxFuture)
+        }));
+        self
+    }
+
+    /// A raw handler that may refuse its arguments before running.
+    pub fn raw_handler(mut self, h: Handler) -> Self {
+        self.handler = Some(h);
+        self
+    }
+
+    /// The tool's own permission rule on its final arguments.
+    pub fn check_permissions<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.check_permissions = Some(Arc::new(f));
+        self
+    }
+
+    /// Check the declaration and build the definition. Fails closed on anything doubtful.
+    pub fn build(self) -> Result<ToolDef, RegistryError> {
+        let name = self.decl.name.clone();
+        let bad = |reason: String| RegistryError::InvalidDeclaration {
+            tool: name.clone(),
+            reason,
+        };
+        if let Some(e) = self.risk_error {
+            return Err(bad(e));
+        }
+        if let Some(e) = self.lang_error {
+            return Err(bad(e));
+        }
+        let handler = self
+            .handler
+            .ok_or_else(|| bad("no handler was given".to_owned()))?;
+        check_decl(&self.decl)?;
+        Ok(ToolDef {
+            decl: self.decl,
+            handler,
+            check_permissions: self.check_permissions,
+            legacy_path_fields: true,
+        })
+    }
+}
+
+/// Why a tool or a registry was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// A declaration breaks a rule.
+    #[error("tool `{tool}`: {reason}")]
+    InvalidDeclaration {
+        /// The tool.
+        tool: String,
+        /// The broken rule.
+        reason: String,
+    },
+    /// Two tools share a name.
+    #[error("duplicate tool name `{name}`: defined by {first} and by {second}")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+        /// Where the first definition comes from.
+        first: String,
+        /// Where the second definition comes from.
+        second: String,
+    },
+}
+
+/// Check a declaration against the rules `#[tool]` enforces at compile time.
+pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
+    let bad = |reason: String| RegistryError::InvalidDeclaration {
+        tool: decl.name.clone(),
+        reason,
+    };
+    if !is_valid_tool_name(&decl.name) {
+        return Err(bad(
+            "name must match ^[a-zA-Z0-9_-]{1,64}$ (providers reject other names)".to_owned(),
+        ));
+    }
+    if decl.description.trim().is_empty() {
+        return Err(bad("a description is required".to_owned()));
+    }
+    let root = decl
+        .input_schema
+        .as_object()
+        .ok_or_else(|| bad("the input schema must be a JSON object".to_owned()))?;
+    if root.get("type") != Some(&Value::String("object".to_owned())) {
+        return Err(bad(
+            r#"the input schema root must have "type": "object""#.to_owned()
+        ));
+    }
+    if let Some(r) = find_external_ref(&decl.input_schema) {
+        return Err(bad(format!(
+            "external `$ref` `{r}` is not allowed; only local `#/...` references"
+        )));
+    }
+    if let Some(out) = &decl.output_schema {
+        if let Some(r) = find_external_ref(out) {
+            return Err(bad(format!(
+                "external `$ref` `{r}` in the output schema is not allowed"
+            )));
+        }
+    }
+    crate::schema::compile(&decl.input_schema)
+        .map_err(|e| bad(format!("invalid input schema: {e}")))?;
+    for arg in &decl.path_args {
+        if !is_string_property(&decl.input_schema, arg) {
+            return Err(bad(format!(
+                "path argument `{arg}` must be a string property of the input schema"
+            )));
+        }
+    }
+    for arg in &decl.script_args {
+        if !is_string_property(&decl.input_schema, arg) {
+            return Err(bad(format!(
+                "script argument `{arg}` must be a string property of the input schema"
+            )));
+        }
+    }
+    if !decl.script_args.is_empty() && decl.script_lang.is_none() {
+        return Err(bad("script arguments need a script language".to_owned()));
+    }
+    Ok(())
+}
+
+fn find_external_ref(v: &Value) -> Option<String> {
+    match v {
+        Value::Object(m) => {
+            for (k, val) in m {
+                if k == "$ref" || k == "$dynamicRef" {
+                    if let Value::String(s) = val {
+                        if !s.starts_with('#') {
+                            return Some(s.clone());
+                        }
+                    }
+                }
+                if let Some(r) = find_external_ref(val) {
+                    return Some(r);
+                }
+            }
+            None
+        }
+        Value::Array(a) => a.iter().find_map(find_external_ref),
+        _ => None,
+    }
+}
+
+fn schema_property<'a>(schema: &'a Value, name: &str) -> Option<&'a Value> {
+    schema.get("properties")?.get(name)
+}
+
+/// `true` when the property's type is `"string"` (optionally also `"null"`).
+fn is_string_property(schema: &Value, name: &str) -> bool {
+    let Some(prop) = schema_property(schema, name) else {
+        return false;
+    };
+    let is_string_type = |t: &Value| match t {
+        Value::String(s) => s == "string",
+        Value::Array(a) => {
+            a.iter().any(|x| x == "string") && a.iter().all(|x| x == "string" || x == "null")
+        }
+        _ => false,
+    };
+    if let Some(t) = prop.get("type") {
+        return is_string_type(t);
+    }
+    // `Option<T>` may come out as anyOf [{type: string}, {type: null}].
+    if let Some(Value::Array(alts)) = prop.get("anyOf").or_else(|| prop.get("oneOf")) {
+        let mut saw_string = false;
+        for alt in alts {
+            match alt.get("type") {
+                Some(Value::String(s)) if s == "string" => saw_string = true,
+                Some(Value::String(s)) if s == "null" => {}
+                _ => return false,
+            }
+        }
+        return saw_string;
+    }
+    false
+}
+
+/// A `#[tool]` registration collected through `inventory`.
+#[doc(hidden)]
+pub struct ToolRegistration {
+    /// Builds the definition.
+    pub build: fn() -> ToolDef,
+    /// `module_path!()` of the declaring function.
+    pub module_path: &'static str,
+}
+
+inventory::collect!(ToolRegistration);
+
+/// A registered tool: its definition and its compiled argument validator.
+pub struct RegisteredTool {
+    def: ToolDef,
+    validator: Arc<jsonschema::Validator>,
+}
+
+impl fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredTool")
+            .field("def", &self.def)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RegisteredTool {
+    /// The definition.
+    pub fn def(&self) -> &ToolDef {
+        &self.def
+    }
+
+    /// The declaration.
+    pub fn decl(&self) -> &ToolDecl {
+        &self.def.decl
+    }
+
+    /// The argument validator, compiled once at registry build.
+    pub fn validator(&self) -> &jsonschema::Validator {
+        &self.validator
+    }
+}
+
+/// Collects tools and builds a [`Registry`].
+#[derive(Default)]
+pub struct RegistryBuilder {
+    defs: Vec<ToolDef>,
+}
+
+impl RegistryBuilder {
+    /// Add every `#[tool]` linked into the program.
+    pub fn with_inventory(self) -> Self {
+        self.with_inventory_where(|_| true)
+    }
+
+    /// Add the `#[tool]`s whose module path satisfies `keep` (e.g. one crate's tools).
+    pub fn with_inventory_where(mut self, keep: impl Fn(&str) -> bool) -> Self {
+        for reg in inventory::iter::<ToolRegistration> {
+            if keep(reg.module_path) {
+                self.defs.push((reg.build)());
+            }
+        }
+        self
+    }
+
+    /// Add a tool (dynamic or built by hand).
+    pub fn tool(mut self, def: ToolDef) -> Self {
+        self.defs.push(def);
+        self
+    }
+
+    /// Check every tool, reject duplicates, compile validators.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let mut tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
+        for def in self.defs {
+            check_decl(&def.decl)?;
+            if let Some(existing) = tools.get(&def.decl.name) {
+                return Err(RegistryError::DuplicateName {
+                    name: def.decl.name.clone(),
+                    first: existing.def.decl.source.clone(),
+                    second: def.decl.source.clone(),
+                });
+            }
+            let validator = crate::schema::compile(&def.decl.input_schema).map_err(|e| {
+                RegistryError::InvalidDeclaration {
+                    tool: def.decl.name.clone(),
+                    reason: format!("invalid input schema: {e}"),
+                }
+            })?;
+            tools.insert(
+                def.decl.name.clone(),
+                RegisteredTool {
+                    def,
+                    validator: Arc::new(validator),
+                },
+            );
+        }
+        let dump = canonical_dump_of(tools.values().map(RegisteredTool::decl));
+        let fingerprint = hex::encode(Sha256::digest(&dump));
+        Ok(Registry {
+            tools,
+            dump,
+            fingerprint,
+        })
+    }
+}
+
+/// The set of tools a program offers: built once, immutable, fingerprinted.
+pub struct Registry {
+    tools: BTreeMap<String, RegisteredTool>,
+    dump: Vec<u8>,
+    fingerprint: String,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
+            .field("fingerprint", &self.fingerprint)
+            .finish()
+    }
+}
+
+impl Registry {
+    /// Start building a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Every `#[tool]` linked into the program.
+    pub fn from_inventory() -> Result<Registry, RegistryError> {
+        Registry::builder().with_inventory().build()
+    }
+
+    /// Look a tool up by its exact name.
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name)
+    }
+
+    /// Every tool, sorted by name.
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.values()
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// `true` when there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The canonical dump: sorted keys, two-space indent, trailing newline. One registry, one
+    /// byte sequence.
+    pub fn canonical_dump(&self) -> &[u8] {
+        &self.dump
+    }
+
+    /// SHA-256 (lowercase hex) of the canonical dump.
+    pub fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+}
+
+/// The canonical JSON of one declaration (before key sorting).
+pub fn decl_to_json(d: &ToolDecl) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), json!(d.name));
+    m.insert("description".into(), json!(d.description));
+    m.insert("risk".into(), json!(d.risk.as_str()));
+    m.insert("read_only".into(), json!(d.read_only()));
+    m.insert("destructive".into(), json!(d.destructive()));
+    m.insert("concurrency_safe".into(), json!(d.concurrency_safe));
+    m.insert("idempotent".into(), json!(d.idempotent));
+    m.insert("open_world".into(), json!(d.open_world));
+    m.insert("path_args".into(), json!(d.path_args));
+    m.insert("script_args".into(), json!(d.script_args));
+    m.insert(
+        "script_lang".into(),
+        json!(d.script_lang.map(ScriptLang::as_str)),
+    );
+    m.insert(
+        "timeout_ms".into(),
+        json!(d.timeout.map(|t| t.as_millis() as u64)),
+    );
+    m.insert("input_schema".into(), d.input_schema.clone());
+    m.insert(
+        "output_schema".into(),
+        d.output_schema.clone().unwrap_or(Value::Null),
+    );
+    Value::Object(m)
+}
+
+fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -> Vec<u8> {
+    let tools: Vec<Value> = decls.map(decl_to_json).collect();
+    let doc = json!({"schema_version": 1, "tools": tools});
+    crate::schema::canonical_bytes(&doc)
+}

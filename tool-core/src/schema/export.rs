@@ -1,0 +1,1 @@
+//! Provider dialects of the tool list: canonical, OpenAI, Anthropic, Gemini, MCP.
