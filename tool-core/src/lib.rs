@@ -11,6 +11,7 @@ pub mod context;
 pub mod decl;
 pub mod guard;
 pub mod outcome;
+pub mod pin;
 pub mod registry;
 pub mod schema;
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::CliError;
 use crate::registry::Registry;
+use crate::schema::export::{self, ExportOptions};
 
 /// Arguments of `dump`.
 #[derive(Debug, clap::Args)]
@@ -13,6 +14,9 @@ pub(super) struct DumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Canonical)]
     format: Format,
+    /// OpenAI strict mode (structured outputs); only with `--format openai`.
+    #[arg(long)]
+    strict: bool,
     /// Write to this file instead of stdout.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -22,12 +26,43 @@ pub(super) struct DumpArgs {
 enum Format {
     /// The canonical dump, the bytes that get pinned.
     Canonical,
+    /// OpenAI Chat Completions `tools`.
+    Openai,
+    /// Anthropic Messages API `tools`.
+    Anthropic,
+    /// Gemini `functionDeclarations`.
+    Gemini,
+    /// MCP `tools/list` result.
+    Mcp,
+}
+
+impl From<Format> for export::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Canonical => export::Format::Canonical,
+            Format::Openai => export::Format::OpenAi,
+            Format::Anthropic => export::Format::Anthropic,
+            Format::Gemini => export::Format::Gemini,
+            Format::Mcp => export::Format::Mcp,
+        }
+    }
 }
 
 pub(super) fn run(registry: &Registry, args: &DumpArgs) -> Result<ExitCode, CliError> {
-    let bytes = match args.format {
-        Format::Canonical => registry.canonical_dump().to_vec(),
-    };
+    let format = export::Format::from(args.format);
+    if args.strict && format != export::Format::OpenAi {
+        return Err(CliError(format!(
+            "--strict applies to --format openai only, not {format}"
+        )));
+    }
+    let bytes = export::export(
+        registry,
+        format,
+        ExportOptions {
+            strict: args.strict,
+        },
+    )
+    .map_err(|e| CliError(format!("[{}] {e}", e.code())))?;
     match &args.out {
         Some(path) => std::fs::write(path, &bytes)
             .map_err(|e| CliError(format!("cannot write {}: {e}", path.display())))?,

@@ -9,6 +9,7 @@ use crate::registry::Registry;
 
 mod dump;
 mod list;
+mod pin;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -24,6 +25,10 @@ enum Command {
     List,
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
+    /// Write the canonical dump and its SHA-256 into a directory.
+    Pin(pin::PinArgs),
+    /// Check that the registry still matches the pinned dump and hash.
+    Verify(pin::PinArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -68,6 +73,8 @@ where
     let result = match cli.command {
         Command::List => list::run(registry),
         Command::Dump(args) => dump::run(registry, &args),
+        Command::Pin(args) => pin::run_pin(registry, &args),
+        Command::Verify(args) => pin::run_verify(registry, &args),
     };
     match result {
         Ok(code) => code,

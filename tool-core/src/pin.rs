@@ -1,0 +1,364 @@
+//! Pinning: the tool list committed as `tools.schema.json` (the canonical dump, exact bytes) next
+//! to `tools.schema.sha256` (64 lowercase hex digits and a newline, over those bytes).
+//!
+//! The hash is taken over the bytes on disk, never over a value rebuilt in memory. A program
+//! refuses to start when the files are missing or malformed, when the schema file does not hash to
+//! the committed hash (someone edited it by hand), or when the registry no longer produces those
+//! exact bytes (someone changed a tool without re-pinning); [`Registry::verify_pin`] is the
+//! start-up check, [`assert_pinned`] the test helper.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::registry::Registry;
+
+/// File name of the pinned canonical dump.
+pub const SCHEMA_FILE: &str = "tools.schema.json";
+/// File name of the pinned SHA-256.
+pub const HASH_FILE: &str = "tools.schema.sha256";
+/// Environment variable that makes [`assert_pinned`] rewrite the files instead of failing.
+pub const UPDATE_ENV: &str = "TOOLS_PIN_UPDATE";
+
+/// What changed between the pinned tool list and the registry's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PinDiff {
+    /// Tools the registry has and the pin does not.
+    pub added: Vec<String>,
+    /// Tools the pin has and the registry does not.
+    pub removed: Vec<String>,
+    /// Tools in both whose declarations differ, with the top-level fields that differ.
+    pub changed: BTreeMap<String, Vec<String>>,
+    /// Differences outside the tool list (`schema_version`, layout of the file).
+    pub other: Vec<String>,
+}
+
+impl PinDiff {
+    /// `true` when nothing differs.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.changed.is_empty()
+            && self.other.is_empty()
+    }
+}
+
+impl fmt::Display for PinDiff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts = Vec::new();
+        if !self.added.is_empty() {
+            parts.push(format!("added: {}", self.added.join(", ")));
+        }
+        if !self.removed.is_empty() {
+            parts.push(format!("removed: {}", self.removed.join(", ")));
+        }
+        if !self.changed.is_empty() {
+            let c = self
+                .changed
+                .iter()
+                .map(|(name, fields)| format!("{name} ({})", fields.join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ");
+            parts.push(format!("changed: {c}"));
+        }
+        parts.extend(self.other.iter().cloned());
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// Why a pin could not be written or does not hold.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PinError {
+    /// A pin file does not exist. Code `pin_missing`.
+    #[error("pin file {} is missing", path.display())]
+    Missing {
+        /// The missing file.
+        path: PathBuf,
+    },
+    /// A pin file exists but cannot be read. Code `pin_unreadable`.
+    #[error("pin file {} cannot be read: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The hash file is not 64 lowercase hex digits and a newline. Code `pin_hash_malformed`.
+    #[error("hash file {} is malformed: {reason}", path.display())]
+    MalformedHash {
+        /// The hash file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The schema file does not hash to the committed hash. Code `pin_hash_mismatch`.
+    #[error(
+        "{} does not match {}: its SHA-256 is {actual}, the hash file says {expected} \
+         (the schema file was edited without re-pinning)",
+        SCHEMA_FILE,
+        HASH_FILE
+    )]
+    HashMismatch {
+        /// The hash in the hash file.
+        expected: String,
+        /// The hash of the schema file's bytes.
+        actual: String,
+    },
+    /// The registry no longer produces the pinned bytes. Code `pin_drift`.
+    #[error("the tools changed since they were pinned in {}: {diff}", dir.display())]
+    Drift {
+        /// The pin directory.
+        dir: PathBuf,
+        /// What changed.
+        diff: PinDiff,
+    },
+    /// Writing the pin failed. Code `pin_write_failed`.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl PinError {
+    /// The stable reason code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PinError::Missing { .. } => "pin_missing",
+            PinError::Unreadable { .. } => "pin_unreadable",
+            PinError::MalformedHash { .. } => "pin_hash_malformed",
+            PinError::HashMismatch { .. } => "pin_hash_mismatch",
+            PinError::Drift { .. } => "pin_drift",
+            PinError::Write { .. } => "pin_write_failed",
+        }
+    }
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Write `DIR/tools.schema.json` (the registry's canonical dump) and `DIR/tools.schema.sha256`,
+/// creating `DIR` if needed. Each file is written to a temporary name and renamed into place.
+pub fn write(registry: &Registry, dir: impl AsRef<Path>) -> Result<(), PinError> {
+    let dir = dir.as_ref();
+    std::fs::create_dir_all(dir).map_err(|source| PinError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let bytes = registry.canonical_dump();
+    write_atomic(&dir.join(SCHEMA_FILE), bytes)?;
+    write_atomic(
+        &dir.join(HASH_FILE),
+        format!("{}\n", sha256_hex(bytes)).as_bytes(),
+    )
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PinError> {
+    let err = |source| PinError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)
+}
+
+/// Check the pin in `dir` against the registry: both files present, the hash file well formed,
+/// the schema file's bytes hashing to it, and the registry producing exactly those bytes.
+pub fn verify(registry: &Registry, dir: impl AsRef<Path>) -> Result<(), PinError> {
+    let dir = dir.as_ref();
+    let schema_path = dir.join(SCHEMA_FILE);
+    let hash_path = dir.join(HASH_FILE);
+    let schema = read(&schema_path)?;
+    let hash_text = read(&hash_path)?;
+    let expected = parse_hash(&hash_path, &hash_text)?;
+    let actual = sha256_hex(&schema);
+    if actual != expected {
+        return Err(PinError::HashMismatch { expected, actual });
+    }
+    let current = registry.canonical_dump();
+    if schema != current {
+        return Err(PinError::Drift {
+            dir: dir.to_path_buf(),
+            diff: diff(&schema, current),
+        });
+    }
+    Ok(())
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, PinError> {
+    std::fs::read(path).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            PinError::Missing {
+                path: path.to_path_buf(),
+            }
+        } else {
+            PinError::Unreadable {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Exactly 64 lowercase hex digits followed by one `\n`.
+fn parse_hash(path: &Path, text: &[u8]) -> Result<String, PinError> {
+    let bad = |reason: &str| PinError::MalformedHash {
+        path: path.to_path_buf(),
+        reason: reason.to_owned(),
+    };
+    let Some(digits) = text.strip_suffix(b"\n") else {
+        return Err(bad("it must end with a single newline"));
+    };
+    if digits.len() != 64 {
+        return Err(bad(&format!(
+            "expected 64 hex digits, found {} bytes",
+            digits.len()
+        )));
+    }
+    if !digits
+        .iter()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
+    {
+        return Err(bad("only lowercase hex digits 0-9 a-f are allowed"));
+    }
+    // Checked above: all bytes are ASCII.
+    Ok(String::from_utf8_lossy(digits).into_owned())
+}
+
+/// Compare a pinned dump with the current one, by tool name and top-level declaration field.
+pub fn diff(pinned: &[u8], current: &[u8]) -> PinDiff {
+    let mut d = PinDiff::default();
+    let parsed = |b: &[u8]| serde_json::from_slice::<Value>(b).ok();
+    let (Some(old), Some(new)) = (parsed(pinned), parsed(current)) else {
+        d.other
+            .push(format!("{SCHEMA_FILE} is not a valid JSON tool list"));
+        return d;
+    };
+    if old.get("schema_version") != new.get("schema_version") {
+        d.other.push(format!(
+            "schema_version {} -> {}",
+            old.get("schema_version").unwrap_or(&Value::Null),
+            new.get("schema_version").unwrap_or(&Value::Null)
+        ));
+    }
+    let (Some(old_tools), Some(new_tools)) = (tools_by_name(&old), tools_by_name(&new)) else {
+        d.other
+            .push(format!("{SCHEMA_FILE} has no valid `tools` list"));
+        return d;
+    };
+    for (name, new_decl) in &new_tools {
+        match old_tools.get(name) {
+            None => d.added.push((*name).to_owned()),
+            Some(old_decl) => {
+                let fields = changed_fields(old_decl, new_decl);
+                if !fields.is_empty() {
+                    d.changed.insert((*name).to_owned(), fields);
+                }
+            }
+        }
+    }
+    d.removed = old_tools
+        .keys()
+        .filter(|n| !new_tools.contains_key(*n))
+        .map(|n| (*n).to_owned())
+        .collect();
+    if d.is_empty() {
+        d.other.push(format!(
+            "{SCHEMA_FILE} holds the same tools but not the canonical bytes (key order, \
+             whitespace or numbers were changed)"
+        ));
+    }
+    d
+}
+
+fn tools_by_name(doc: &Value) -> Option<BTreeMap<&str, &Value>> {
+    doc.get("tools")?
+        .as_array()?
+        .iter()
+        .map(|t| Some((t.get("name")?.as_str()?, t)))
+        .collect()
+}
+
+fn changed_fields(old: &Value, new: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let o = old.as_object().unwrap_or(&empty);
+    let n = new.as_object().unwrap_or(&empty);
+    let mut keys: Vec<&String> = o.keys().chain(n.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| o.get(*k) != n.get(*k))
+        .cloned()
+        .collect()
+}
+
+impl Registry {
+    /// Refuse to start on drift: `Ok` only when `dir` holds a valid pin of exactly this registry
+    /// (see [`verify`]).
+    pub fn verify_pin(&self, dir: impl AsRef<Path>) -> Result<(), PinError> {
+        verify(self, dir)
+    }
+}
+
+/// Test helper: panic with the difference when the pin in `dir` does not hold; with
+/// `TOOLS_PIN_UPDATE=1` in the environment, rewrite the pin instead (and panic only if that
+/// fails).
+pub fn assert_pinned(registry: &Registry, dir: impl AsRef<Path>) {
+    let dir = dir.as_ref();
+    if std::env::var(UPDATE_ENV).is_ok_and(|v| v == "1") {
+        if let Err(e) = write(registry, dir) {
+            panic!("could not update the tool pin in {}: {e}", dir.display());
+        }
+        return;
+    }
+    if let Err(e) = verify(registry, dir) {
+        panic!(
+            "tool pin check failed [{}]: {e}\nIf the change is intended, re-pin with \
+             {UPDATE_ENV}=1 (e.g. `{UPDATE_ENV}=1 cargo test`) and commit both files.",
+            e.code()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_file_must_be_exact() {
+        let p = Path::new("h");
+        let good = format!("{}\n", "a".repeat(64));
+        assert!(parse_hash(p, good.as_bytes()).is_ok());
+        for bad in [
+            "a".repeat(64),
+            format!("{}\n\n", "a".repeat(64)),
+            format!("{}\n", "A".repeat(64)),
+            format!("{}\n", "a".repeat(63)),
+            format!(" {}\n", "a".repeat(63)),
+        ] {
+            assert!(parse_hash(p, bad.as_bytes()).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn diff_names_added_removed_and_changed_fields() {
+        let old = br#"{"schema_version":1,"tools":[{"name":"a","risk":"safe"},{"name":"b"}]}"#;
+        let new = br#"{"schema_version":1,"tools":[{"name":"a","risk":"mutation"},{"name":"c"}]}"#;
+        let d = diff(old, new);
+        assert_eq!(d.added, vec!["c"]);
+        assert_eq!(d.removed, vec!["b"]);
+        assert_eq!(d.changed.get("a"), Some(&vec!["risk".to_owned()]));
+        assert_eq!(d.to_string(), "added: c; removed: b; changed: a (risk)");
+    }
+}

@@ -1,0 +1,541 @@
+//! OpenAI Chat Completions function tools, with the strict-mode (structured outputs) rewrite.
+//!
+//! Shape: `{"type": "function", "function": {"name", "description", "parameters", "strict"}}`.
+//!
+//! Without `strict` the parameters are the input schema as is, minus `$schema`.
+//!
+//! With `strict` ([`strict_schema`]), following OpenAI's documented subset of JSON Schema for
+//! structured outputs:
+//! - every object gets `"additionalProperties": false` and lists all its properties in
+//!   `required`; a property that was optional becomes nullable (`"type": [T, "null"]`, or
+//!   `anyOf: [T, {"type": "null"}]` when `T` has no plain type or carries an `enum`/`const`).
+//!   Use [`strip_optional_nulls`] on the arguments the model sends back, so a `null` for an
+//!   omitted optional argument is read as "absent" before validation against the canonical schema;
+//! - `oneOf` becomes `anyOf`; a one-element `allOf` is merged into its schema;
+//! - `$defs` and local `$ref` are kept (strict mode supports them, recursion included), except a
+//!   `$ref` with sibling keywords, which is inlined one level so the siblings can stay;
+//! - kept keywords: `type`, `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
+//!   `enum`, `const`, `$ref`, `$defs`, `definitions`, `description`, `title`, `pattern`, `format`
+//!   (only `date-time`, `time`, `date`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uuid`),
+//!   `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minItems`,
+//!   `maxItems`;
+//! - downgraded into the description: every other keyword (`minLength`, `maxLength`, other
+//!   `format`s such as `uint32`, `default`, `examples`, `uniqueItems`, `minProperties`, ...);
+//! - errors: maps (`additionalProperties` with a schema), free-form objects (no `properties`),
+//!   untyped schemas (`{}`, `true`), arrays without `items`, `allOf` with several schemas, `anyOf`
+//!   at the root, `not`, `if`/`then`/`else`, `patternProperties`, `dependentSchemas`,
+//!   `prefixItems` (tuples), `unevaluatedItems`, `unevaluatedProperties` other than `false`,
+//!   `$dynamicRef`, and a `required` name without a property schema.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    merge_under, note_in_description, push_path, resolve_local_ref, without_schema_keyword,
+    ExportError, ExportOptions, Format, DROPPED_META,
+};
+use crate::decl::ToolDecl;
+
+/// String formats strict mode accepts.
+pub const STRICT_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Validation keywords strict mode accepts as they are.
+pub const STRICT_CONSTRAINTS: &[&str] = &[
+    "pattern",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// Keywords whose meaning cannot be carried by a description: an export error in strict mode.
+const UNSUPPORTED_STRUCTURE: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "dependentSchemas",
+    "prefixItems",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
+/// Longest chain of `$ref`-with-siblings / `allOf` inlining before the export gives up.
+const MAX_INLINE_DEPTH: usize = 64;
+
+/// One tool in the Chat Completions `tools` shape.
+pub fn tool(decl: &ToolDecl, opts: ExportOptions) -> Result<Value, ExportError> {
+    let parameters = if opts.strict {
+        strict_schema(decl)?
+    } else {
+        without_schema_keyword(&decl.input_schema)
+    };
+    Ok(json!({
+        "type": "function",
+        "function": {
+            "name": decl.name,
+            "description": decl.description,
+            "parameters": parameters,
+            "strict": opts.strict,
+        }
+    }))
+}
+
+/// The tool's input schema rewritten for OpenAI strict mode (see the module docs).
+pub fn strict_schema(decl: &ToolDecl) -> Result<Value, ExportError> {
+    Strict {
+        root: &decl.input_schema,
+        tool: &decl.name,
+    }
+    .node(&decl.input_schema, "", true, 0)
+}
+
+/// Remove, recursively, the `null` values strict mode makes the model send for optional
+/// properties that do not themselves accept `null` in the canonical `schema`. Run it on a strict
+/// model's arguments before validation; a `null` where the canonical schema requires a value is
+/// left alone (and refused by validation).
+pub fn strip_optional_nulls(schema: &Value, args: &mut Value) {
+    strip_nulls_at(schema, schema, args, 0);
+}
+
+fn strip_nulls_at(root: &Value, schema: &Value, args: &mut Value, depth: usize) {
+    if depth > MAX_INLINE_DEPTH {
+        return;
+    }
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => match resolve_local_ref(root, r) {
+            Some(s) => s,
+            None => return,
+        },
+        None => schema,
+    };
+    match args {
+        Value::Object(obj) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required: BTreeSet<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            obj.retain(|k, v| {
+                !(v.is_null()
+                    && !required.contains(k.as_str())
+                    && props.get(k).is_some_and(|p| !accepts_null_deep(root, p, 0)))
+            });
+            for (k, v) in obj.iter_mut() {
+                if let Some(p) = props.get(k) {
+                    strip_nulls_at(root, p, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for v in items {
+                    strip_nulls_at(root, item_schema, v, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `true` when the schema (following local refs) lets `null` through at its top level.
+fn accepts_null_deep(root: &Value, schema: &Value, depth: usize) -> bool {
+    if depth > MAX_INLINE_DEPTH {
+        return false;
+    }
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(m) => {
+            if m.is_empty() {
+                return true;
+            }
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                return resolve_local_ref(root, r)
+                    .is_some_and(|t| accepts_null_deep(root, t, depth + 1));
+            }
+            if accepts_null(m) {
+                return true;
+            }
+            ["anyOf", "oneOf"].iter().any(|k| {
+                m.get(*k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|alts| alts.iter().any(|a| accepts_null_deep(root, a, depth + 1)))
+            })
+        }
+        _ => false,
+    }
+}
+
+struct Strict<'a> {
+    root: &'a Value,
+    tool: &'a str,
+}
+
+impl Strict<'_> {
+    fn err(&self, path: &str, reason: impl Into<String>) -> ExportError {
+        ExportError {
+            format: Format::OpenAi,
+            tool: self.tool.to_owned(),
+            path: path.to_owned(),
+            reason: format!("{} (OpenAI strict mode)", reason.into()),
+        }
+    }
+
+    fn node(
+        &self,
+        schema: &Value,
+        path: &str,
+        is_root: bool,
+        depth: usize,
+    ) -> Result<Value, ExportError> {
+        let Value::Object(src) = schema else {
+            return Err(self.err(
+                path,
+                "a boolean schema accepts anything or nothing; a typed schema is needed",
+            ));
+        };
+        if depth > MAX_INLINE_DEPTH {
+            return Err(self.err(path, "`$ref`/`allOf` chain too deep to inline"));
+        }
+        let mut m = src.clone();
+
+        if let Some(r) = m.get("$ref").cloned() {
+            let r = r
+                .as_str()
+                .ok_or_else(|| self.err(path, "`$ref` is not a string"))?;
+            let target = resolve_local_ref(self.root, r)
+                .ok_or_else(|| self.err(path, format!("`$ref` `{r}` does not resolve")))?;
+            if m.len() == 1 {
+                return Ok(Value::Object(m));
+            }
+            // Strict mode rejects keywords next to `$ref`: inline the target one level.
+            m.remove("$ref");
+            let merged = merge_under(target, &m)
+                .ok_or_else(|| self.err(path, format!("`$ref` `{r}` is not an object schema")))?;
+            return self.node(&merged, path, is_root, depth + 1);
+        }
+
+        if let Some(all) = m.remove("allOf") {
+            return match all.as_array().map(Vec::as_slice) {
+                Some([only]) => {
+                    let merged = merge_under(only, &m).ok_or_else(|| {
+                        self.err(&push_path(path, "allOf"), "`allOf` item is not an object")
+                    })?;
+                    self.node(&merged, path, is_root, depth + 1)
+                }
+                _ => Err(self.err(
+                    &push_path(path, "allOf"),
+                    "`allOf` with several schemas cannot be expressed",
+                )),
+            };
+        }
+
+        if let Some(one) = m.remove("oneOf") {
+            if m.contains_key("anyOf") {
+                return Err(self.err(path, "`oneOf` next to `anyOf` cannot be expressed"));
+            }
+            m.insert("anyOf".to_owned(), one);
+        }
+
+        let props = m.remove("properties");
+        let required = m.remove("required");
+        let additional = m.remove("additionalProperties");
+        let is_object = type_includes(&m, "object") || props.is_some();
+
+        let mut out = Map::new();
+        let mut moved = BTreeMap::new();
+        for (k, v) in m {
+            let kpath = push_path(path, &k);
+            match k.as_str() {
+                "type" | "enum" | "const" | "description" | "title" => {
+                    out.insert(k, v);
+                }
+                "anyOf" => {
+                    if is_root {
+                        return Err(self.err(&kpath, "the root schema cannot be an `anyOf`"));
+                    }
+                    let alts = v
+                        .as_array()
+                        .ok_or_else(|| self.err(&kpath, "`anyOf` is not an array"))?;
+                    let mut new_alts = Vec::with_capacity(alts.len());
+                    for (i, alt) in alts.iter().enumerate() {
+                        new_alts.push(self.node(
+                            alt,
+                            &push_path(&kpath, &i.to_string()),
+                            false,
+                            depth,
+                        )?);
+                    }
+                    out.insert(k, Value::Array(new_alts));
+                }
+                "items" => {
+                    out.insert(k, self.node(&v, &kpath, false, depth)?);
+                }
+                "$defs" | "definitions" => {
+                    let defs = v
+                        .as_object()
+                        .ok_or_else(|| self.err(&kpath, "definitions are not an object"))?;
+                    let mut new_defs = Map::new();
+                    for (name, def) in defs {
+                        new_defs.insert(
+                            name.clone(),
+                            self.node(def, &push_path(&kpath, name), false, depth)?,
+                        );
+                    }
+                    out.insert(k, Value::Object(new_defs));
+                }
+                "format" if v.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) => {
+                    out.insert(k, v);
+                }
+                "unevaluatedProperties" if v == Value::Bool(false) => {}
+                "unevaluatedProperties" => {
+                    return Err(self.err(&kpath, "`unevaluatedProperties` cannot be expressed"));
+                }
+                key if STRICT_CONSTRAINTS.contains(&key) => {
+                    out.insert(k, v);
+                }
+                key if DROPPED_META.contains(&key) => {}
+                key if UNSUPPORTED_STRUCTURE.contains(&key) => {
+                    return Err(self.err(&kpath, format!("`{key}` cannot be expressed")));
+                }
+                _ => {
+                    moved.insert(k, v);
+                }
+            }
+        }
+
+        if is_object {
+            self.object(&mut out, props, required, additional, path, is_root, depth)?;
+        } else if let Some(r) = required {
+            moved.insert("required".to_owned(), r);
+        }
+
+        if type_includes(&out, "array") && !out.contains_key("items") {
+            return Err(self.err(path, "an array without `items` cannot be expressed"));
+        }
+        if !["type", "anyOf", "enum", "const"]
+            .iter()
+            .any(|k| out.contains_key(*k))
+        {
+            return Err(self.err(
+                path,
+                "a schema without `type` accepts any value; strict mode needs a type",
+            ));
+        }
+        note_in_description(&mut out, moved);
+        Ok(Value::Object(out))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn object(
+        &self,
+        out: &mut Map<String, Value>,
+        props: Option<Value>,
+        required: Option<Value>,
+        additional: Option<Value>,
+        path: &str,
+        is_root: bool,
+        depth: usize,
+    ) -> Result<(), ExportError> {
+        match &additional {
+            Some(Value::Object(_)) => {
+                return Err(self.err(
+                    &push_path(path, "additionalProperties"),
+                    "a map (`additionalProperties` with a schema) cannot be expressed: \
+                     every object must have `additionalProperties: false`",
+                ))
+            }
+            Some(Value::Bool(_)) | None => {}
+            Some(_) => {
+                return Err(self.err(
+                    &push_path(path, "additionalProperties"),
+                    "`additionalProperties` is not a schema",
+                ))
+            }
+        }
+        let open = additional != Some(Value::Bool(false));
+        if props.is_none() && open && !is_root {
+            return Err(self.err(
+                path,
+                "a free-form object (no `properties`) cannot be expressed: \
+                 every object must list its properties",
+            ));
+        }
+        let props = match props {
+            Some(Value::Object(p)) => p,
+            Some(_) => {
+                return Err(self.err(
+                    &push_path(path, "properties"),
+                    "`properties` is not an object",
+                ))
+            }
+            None => Map::new(),
+        };
+        let required: BTreeSet<String> = match required {
+            Some(Value::Array(r)) => r
+                .iter()
+                .map(|n| {
+                    n.as_str().map(str::to_owned).ok_or_else(|| {
+                        self.err(
+                            &push_path(path, "required"),
+                            "`required` holds a non-string",
+                        )
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => {
+                return Err(self.err(&push_path(path, "required"), "`required` is not an array"))
+            }
+            None => BTreeSet::new(),
+        };
+        if let Some(missing) = required.iter().find(|n| !props.contains_key(*n)) {
+            return Err(self.err(
+                &push_path(path, "required"),
+                format!("required property `{missing}` has no schema in `properties`"),
+            ));
+        }
+        let props_path = push_path(path, "properties");
+        let mut new_props = Map::new();
+        let mut names = Vec::with_capacity(props.len());
+        for (name, p) in &props {
+            let t = self.node(p, &push_path(&props_path, name), false, depth)?;
+            let t = if required.contains(name) {
+                t
+            } else {
+                make_nullable(t)
+            };
+            new_props.insert(name.clone(), t);
+            names.push(Value::String(name.clone()));
+        }
+        out.insert("properties".to_owned(), Value::Object(new_props));
+        out.insert("required".to_owned(), Value::Array(names));
+        out.insert("additionalProperties".to_owned(), Value::Bool(false));
+        Ok(())
+    }
+}
+
+fn type_includes(m: &Map<String, Value>, t: &str) -> bool {
+    match m.get("type") {
+        Some(Value::String(s)) => s == t,
+        Some(Value::Array(a)) => a.iter().any(|x| x == t),
+        _ => false,
+    }
+}
+
+/// `true` when the schema's own keywords let `null` through.
+fn accepts_null(m: &Map<String, Value>) -> bool {
+    if m.contains_key("enum") || m.contains_key("const") {
+        let in_enum = m
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().any(Value::is_null));
+        return in_enum || m.get("const") == Some(&Value::Null);
+    }
+    type_includes(m, "null")
+        || m.get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|alts| {
+                alts.iter()
+                    .any(|a| a.as_object().is_some_and(|am| type_includes(am, "null")))
+            })
+}
+
+/// Let `null` through: extend a plain `type`, or wrap in `anyOf` with `{"type": "null"}`.
+fn make_nullable(schema: Value) -> Value {
+    let Value::Object(mut m) = schema else {
+        return schema;
+    };
+    if accepts_null(&m) {
+        return Value::Object(m);
+    }
+    let plain = !["enum", "const", "anyOf", "$ref"]
+        .iter()
+        .any(|k| m.contains_key(*k));
+    if plain {
+        match m.get_mut("type") {
+            Some(Value::String(t)) => {
+                let t = std::mem::take(t);
+                m.insert("type".to_owned(), json!([t, "null"]));
+                return Value::Object(m);
+            }
+            Some(Value::Array(ts)) => {
+                ts.push(json!("null"));
+                return Value::Object(m);
+            }
+            _ => {}
+        }
+    }
+    let mut outer = Map::new();
+    for k in ["description", "title"] {
+        if let Some(v) = m.remove(k) {
+            outer.insert(k.to_owned(), v);
+        }
+    }
+    outer.insert(
+        "anyOf".to_owned(),
+        json!([Value::Object(m), {"type": "null"}]),
+    );
+    Value::Object(outer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nullable_extends_plain_types_and_wraps_the_rest() {
+        assert_eq!(
+            make_nullable(json!({"type": "integer", "minimum": 1})),
+            json!({"type": ["integer", "null"], "minimum": 1})
+        );
+        assert_eq!(
+            make_nullable(json!({"type": "string", "enum": ["a"], "description": "d"})),
+            json!({"description": "d", "anyOf": [{"type": "string", "enum": ["a"]}, {"type": "null"}]})
+        );
+        assert_eq!(
+            make_nullable(json!({"type": ["string", "null"]})),
+            json!({"type": ["string", "null"]})
+        );
+        assert_eq!(
+            make_nullable(json!({"$ref": "#/$defs/A"})),
+            json!({"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]})
+        );
+    }
+
+    #[test]
+    fn strip_optional_nulls_keeps_required_and_nullable_values() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string"},
+                "b": {"type": "integer"},
+                "c": {"type": ["string", "null"]},
+                "n": {"$ref": "#/$defs/N"}
+            },
+            "required": ["a"],
+            "$defs": {"N": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+        });
+        let mut args = json!({"a": null, "b": null, "c": null, "n": {"x": null}});
+        strip_optional_nulls(&schema, &mut args);
+        assert_eq!(args, json!({"a": null, "c": null, "n": {}}));
+    }
+}
