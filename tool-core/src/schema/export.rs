@@ -7,7 +7,7 @@
 //! A construct a dialect cannot express is either an [`ExportError`] naming the tool and the JSON
 //! pointer of the construct in its input schema, or a documented downgrade: the keyword is removed
 //! from the schema and written into that schema's `description` as
-//! `Constraints (checked when called): key=value, ...`, so the model still reads it and the
+//! `Constraints: key=value, ...`, so the model still reads it and the
 //! executor, which validates against the full canonical schema, still enforces it. Nothing is
 //! dropped silently, except pure metadata no provider reads (`$schema`, `$id`, `$comment`,
 //! `$anchor`).
@@ -224,7 +224,7 @@ pub(crate) fn note_in_description(node: &mut Map<String, Value>, moved: BTreeMap
         .map(|(k, v)| format!("{k}={}", compact(v)))
         .collect::<Vec<_>>()
         .join(", ");
-    let note = format!("Constraints (checked when called): {list}.");
+    let note = format!("Constraints: {list}.");
     let text = match node.get("description").and_then(Value::as_str) {
         Some(d) if !d.trim().is_empty() => format!("{d}\n{note}"),
         _ => note,
@@ -269,7 +269,7 @@ mod tests {
         note_in_description(&mut m, moved);
         assert_eq!(
             m["description"],
-            json!("The name.\nConstraints (checked when called): maxLength=10, pattern=\"^a$\".")
+            json!("The name.\nConstraints: maxLength=10, pattern=\"^a$\".")
         );
     }
 

@@ -1,0 +1,256 @@
+//! Pinning: `tools.schema.json` + `tools.schema.sha256` hold exactly the registry's canonical dump
+//! and its hash; any edit to the files, or any change to a tool, refuses (library, start-up check
+//! and CLI exit codes).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+use tool_core::pin::{self, PinError, HASH_FILE, SCHEMA_FILE};
+use tool_core::{Registry, Risk, ToolDef};
+
+fn tool(name: &str, max: u64, risk: Risk) -> ToolDef {
+    ToolDef::builder(name)
+        .description(format!("The {name} tool."))
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "max_bytes": {"type": "integer", "minimum": 1, "maximum": max}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }))
+        .risk(risk)
+        .path_args(["path"])
+        .handler(|_, _| async { "ok" })
+        .build()
+        .expect("valid tool")
+}
+
+fn registry(tools: Vec<ToolDef>) -> Registry {
+    tools
+        .into_iter()
+        .fold(Registry::builder(), |b, t| b.tool(t))
+        .build()
+        .expect("registry")
+}
+
+fn base() -> Registry {
+    registry(vec![
+        tool("list_dir", 1024, Risk::ReadOnly),
+        tool("read_file", 65536, Risk::ReadOnly),
+    ])
+}
+
+fn pinned_dir(reg: &Registry) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    pin::write(reg, dir.path()).expect("pin written");
+    dir
+}
+
+fn run(reg: &Registry, cmd: &str, dir: &Path) -> ExitCode {
+    tool_core::cli::run_with(reg, ["prog", cmd, "--dir", dir.to_str().expect("utf8")])
+}
+
+#[test]
+fn write_puts_the_exact_dump_and_its_hash_on_disk() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let schema = std::fs::read(dir.path().join(SCHEMA_FILE)).expect("schema file");
+    assert_eq!(schema, reg.canonical_dump());
+    let hash = std::fs::read_to_string(dir.path().join(HASH_FILE)).expect("hash file");
+    assert_eq!(hash.len(), 65);
+    assert!(hash.ends_with('\n'));
+    assert_eq!(hash.trim_end(), reg.fingerprint());
+    assert_eq!(hash.trim_end(), pin::sha256_hex(&schema));
+    assert!(pin::verify(&reg, dir.path()).is_ok());
+    assert!(reg.verify_pin(dir.path()).is_ok());
+}
+
+#[test]
+fn a_one_byte_edit_to_the_schema_file_refuses() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let path = dir.path().join(SCHEMA_FILE);
+    let mut bytes = std::fs::read(&path).expect("schema file");
+    // Flip the digit of `"maximum": 65536` to 75536: still valid JSON, one byte different.
+    let at = bytes
+        .windows(5)
+        .position(|w| w == b"65536")
+        .expect("the limit is in the dump");
+    bytes[at] = b'7';
+    std::fs::write(&path, &bytes).expect("edit");
+    let err = reg.verify_pin(dir.path()).expect_err("edited file");
+    assert_eq!(err.code(), "pin_hash_mismatch", "{err}");
+    assert!(matches!(err, PinError::HashMismatch { .. }));
+}
+
+#[test]
+fn an_edit_with_a_recomputed_hash_still_refuses_as_drift() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let path = dir.path().join(SCHEMA_FILE);
+    let edited = String::from_utf8(std::fs::read(&path).expect("read"))
+        .expect("utf8")
+        .replace("\"risk\": \"read_only\"", "\"risk\": \"safe\"");
+    std::fs::write(&path, &edited).expect("edit");
+    std::fs::write(
+        dir.path().join(HASH_FILE),
+        format!("{}\n", pin::sha256_hex(edited.as_bytes())),
+    )
+    .expect("rehash");
+    let err = reg.verify_pin(dir.path()).expect_err("drift");
+    assert_eq!(err.code(), "pin_drift");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("changed: list_dir (risk), read_file (risk)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_changed_declaration_refuses_naming_the_tool_and_field() {
+    let dir = pinned_dir(&base());
+    // Same names; read_file's limit changed, list_dir untouched.
+    let changed = registry(vec![
+        tool("list_dir", 1024, Risk::ReadOnly),
+        tool("read_file", 1 << 20, Risk::ReadOnly),
+    ]);
+    let err = changed.verify_pin(dir.path()).expect_err("drift");
+    let PinError::Drift { diff, .. } = &err else {
+        panic!("expected drift, got {err}");
+    };
+    assert!(diff.added.is_empty() && diff.removed.is_empty());
+    assert_eq!(
+        diff.changed.keys().collect::<Vec<_>>(),
+        ["read_file"],
+        "{err}"
+    );
+    assert_eq!(diff.changed["read_file"], ["input_schema"]);
+    assert!(
+        err.to_string()
+            .contains("changed: read_file (input_schema)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn added_and_removed_tools_are_named() {
+    let dir = pinned_dir(&base());
+    let other = registry(vec![
+        tool("read_file", 65536, Risk::ReadOnly),
+        tool("write_file", 65536, Risk::Destructive),
+    ]);
+    let err = other.verify_pin(dir.path()).expect_err("drift");
+    let msg = err.to_string();
+    assert!(msg.contains("added: write_file"), "{msg}");
+    assert!(msg.contains("removed: list_dir"), "{msg}");
+    assert!(!msg.contains("changed:"), "{msg}");
+}
+
+#[test]
+fn a_malformed_hash_file_refuses() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let hash_path = dir.path().join(HASH_FILE);
+    let good = std::fs::read_to_string(&hash_path).expect("hash");
+    for bad in [
+        good.trim_end().to_owned(),                          // no newline
+        good.to_uppercase(),                                 // uppercase hex
+        format!("{}\n", &good[..63]),                        // too short
+        format!("sha256:{good}"),                            // prefixed
+        format!("{}  tools.schema.json\n", good.trim_end()), // sha256sum style
+    ] {
+        std::fs::write(&hash_path, &bad).expect("write");
+        let err = reg.verify_pin(dir.path()).expect_err("malformed");
+        assert_eq!(err.code(), "pin_hash_malformed", "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn a_missing_file_refuses() {
+    let reg = base();
+    for file in [SCHEMA_FILE, HASH_FILE] {
+        let dir = pinned_dir(&reg);
+        std::fs::remove_file(dir.path().join(file)).expect("remove");
+        let err = reg.verify_pin(dir.path()).expect_err("missing");
+        assert_eq!(err.code(), "pin_missing", "{file}: {err}");
+        assert!(err.to_string().contains(file), "{err}");
+    }
+    let empty = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        reg.verify_pin(empty.path().join("nowhere"))
+            .expect_err("no dir")
+            .code(),
+        "pin_missing"
+    );
+}
+
+#[test]
+fn assert_pinned_panics_on_drift_with_the_diff() {
+    let dir = pinned_dir(&base());
+    let changed = registry(vec![tool("list_dir", 1024, Risk::Mutation)]);
+    // Only meaningful when the update switch is off in this test process.
+    if std::env::var(pin::UPDATE_ENV).is_ok() {
+        return;
+    }
+    let panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pin::assert_pinned(&changed, dir.path())
+    }))
+    .expect_err("drift must panic");
+    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("removed: read_file"), "{msg}");
+    assert!(msg.contains("changed: list_dir ("), "{msg}");
+    assert!(msg.contains("TOOLS_PIN_UPDATE=1"), "{msg}");
+    pin::assert_pinned(&base(), dir.path());
+}
+
+#[test]
+fn the_pinned_file_is_the_canonical_export() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join(SCHEMA_FILE)).expect("read"))
+            .expect("json");
+    assert_eq!(on_disk["schema_version"], json!(1));
+    assert_eq!(
+        std::fs::read(dir.path().join(SCHEMA_FILE)).expect("read"),
+        tool_core::schema::export::export(
+            &reg,
+            tool_core::schema::export::Format::Canonical,
+            Default::default()
+        )
+        .expect("canonical")
+    );
+}
+
+#[test]
+fn cli_pin_then_verify_exit_codes() {
+    let reg = base();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pin_dir = dir.path().join("pin");
+    assert_eq!(
+        run(&reg, "verify", &pin_dir),
+        ExitCode::from(1),
+        "nothing pinned yet"
+    );
+    assert_eq!(run(&reg, "pin", &pin_dir), ExitCode::SUCCESS);
+    assert_eq!(run(&reg, "verify", &pin_dir), ExitCode::SUCCESS);
+    let changed = registry(vec![
+        tool("list_dir", 1024, Risk::ReadOnly),
+        tool("read_file", 1 << 20, Risk::ReadOnly),
+    ]);
+    assert_eq!(run(&changed, "verify", &pin_dir), ExitCode::from(1));
+    let hash = pin_dir.join(HASH_FILE);
+    std::fs::write(&hash, "0".repeat(64)).expect("break hash");
+    assert_eq!(run(&reg, "verify", &pin_dir), ExitCode::from(1));
+    // Re-pinning repairs it.
+    assert_eq!(run(&changed, "pin", &pin_dir), ExitCode::SUCCESS);
+    assert_eq!(run(&changed, "verify", &pin_dir), ExitCode::SUCCESS);
+    assert_eq!(
+        tool_core::cli::run_with(&reg, ["prog", "verify"]),
+        ExitCode::from(2),
+        "--dir is required"
+    );
+}
