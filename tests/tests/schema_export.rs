@@ -844,3 +844,43 @@ fn cli_dump_writes_each_format_and_fails_on_inexpressible_schemas() {
         "--strict is for openai only"
     );
 }
+
+// ---------------------------------------------------------------- golden files
+
+/// Rewrites the golden files instead of comparing when set to `1`.
+const GOLDEN_UPDATE_ENV: &str = "EXPORT_GOLDEN_UPDATE";
+
+/// The example-like set in every dialect, committed under `tests/fixtures/export/` so a review
+/// sees exactly what each provider receives; any change to an export shows up as a diff there.
+#[test]
+fn example_exports_match_the_golden_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/export");
+    let reg = examples();
+    let update = std::env::var(GOLDEN_UPDATE_ENV).is_ok_and(|v| v == "1");
+    let mut cases: Vec<(String, Vec<u8>)> = Format::ALL
+        .into_iter()
+        .map(|f| {
+            let bytes = export::export(&reg, f, LOOSE).expect("examples export");
+            (format!("examples.{f}.json"), bytes)
+        })
+        .collect();
+    cases.push((
+        "examples.openai-strict.json".to_owned(),
+        export::export(&reg, Format::OpenAi, STRICT).expect("strict export"),
+    ));
+    for (file, bytes) in cases {
+        let path = dir.join(&file);
+        if update {
+            std::fs::create_dir_all(&dir).expect("fixture dir");
+            std::fs::write(&path, &bytes).expect("write golden file");
+            continue;
+        }
+        let golden = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{file}: {e}; create it with {GOLDEN_UPDATE_ENV}=1"));
+        assert!(
+            golden == bytes,
+            "{file} differs from the export; if intended, re-run with {GOLDEN_UPDATE_ENV}=1\n{}",
+            String::from_utf8_lossy(&bytes)
+        );
+    }
+}
