@@ -459,4 +459,47 @@ mod tests {
         assert_eq!(e.path, "/$defs/N/properties/next");
         assert!(e.reason.contains("recursive"), "{e}");
     }
+
+    #[test]
+    fn unsupported_constructs_are_errors_with_paths() {
+        let cases = [
+            (json!({"flag": {"const": true}}), "/properties/flag/const"),
+            (
+                json!({"v": {"type": ["string", "integer"]}}),
+                "/properties/v/type",
+            ),
+            (json!({"v": {}}), "/properties/v"),
+            (json!({"v": {"type": "object"}}), "/properties/v"),
+            (json!({"v": {"type": "array"}}), "/properties/v"),
+            (
+                json!({"v": {"not": {"type": "string"}}}),
+                "/properties/v/not",
+            ),
+            (
+                json!({"v": {"allOf": [{"type": "string"}, {"minLength": 1}]}}),
+                "/properties/v/allOf",
+            ),
+        ];
+        for (props, path) in cases {
+            let d = decl(json!({"type": "object", "properties": props}));
+            let e = parameters(&d).expect_err(path);
+            assert_eq!(e.path, path, "{e}");
+            assert_eq!(e.tool, "t");
+        }
+    }
+
+    #[test]
+    fn closed_objects_and_unsupported_formats_are_downgraded() {
+        let d = decl(json!({
+            "type": "object",
+            "properties": {"mail": {"type": "string", "format": "email", "exclusiveMinimum": 0}},
+            "additionalProperties": false
+        }));
+        let p = parameters(&d).expect("expressible");
+        assert!(p.get("additionalProperties").is_none());
+        assert_eq!(
+            p["properties"]["mail"],
+            json!({"type": "string", "description": "Constraints: exclusiveMinimum=0, format=\"email\"."})
+        );
+    }
 }

@@ -538,4 +538,45 @@ mod tests {
         strip_optional_nulls(&schema, &mut args);
         assert_eq!(args, json!({"a": null, "c": null, "n": {}}));
     }
+
+    #[test]
+    fn strict_errors_name_the_path() {
+        let cases = [
+            (json!({"v": {}}), "/properties/v"),
+            (json!({"v": {"type": "object"}}), "/properties/v"),
+            (json!({"v": {"type": "array"}}), "/properties/v"),
+            (
+                json!({"v": {"type": "object", "additionalProperties": {"type": "string"}}}),
+                "/properties/v/additionalProperties",
+            ),
+            (
+                json!({"v": {"allOf": [{"type": "string"}, {"minLength": 1}]}}),
+                "/properties/v/allOf",
+            ),
+            (
+                json!({"v": {"type": "array", "prefixItems": [{"type": "string"}]}}),
+                "/properties/v/prefixItems",
+            ),
+        ];
+        for (props, path) in cases {
+            let d = ToolDecl {
+                name: "t".into(),
+                description: "d".into(),
+                input_schema: json!({"type": "object", "properties": props}),
+                output_schema: None,
+                risk: crate::decl::Risk::Safe,
+                concurrency_safe: false,
+                idempotent: false,
+                open_world: false,
+                path_args: vec![],
+                script_args: vec![],
+                script_lang: None,
+                timeout: None,
+                source: "test".into(),
+            };
+            let e = strict_schema(&d).expect_err(path);
+            assert_eq!(e.path, path, "{e}");
+            assert_eq!(e.format, Format::OpenAi);
+        }
+    }
 }
