@@ -112,3 +112,62 @@ where
 {
     Box::pin(f)
 }
+
+/// An owned string, so generated code needs no `std` paths.
+pub fn string(s: &str) -> String {
+    s.to_owned()
+}
+
+/// Owned strings for `path_args` / `script_args`.
+pub fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The guarded path for a required `PathBuf` path argument.
+pub fn path_buf(ctx: &ToolContext, name: &str) -> Result<std::path::PathBuf, ArgumentError> {
+    path(ctx, name).map(WorkspacePath::into_path_buf)
+}
+
+/// The guarded path for an optional `PathBuf` path argument.
+pub fn opt_path_buf<P>(
+    ctx: &ToolContext,
+    name: &str,
+    raw: &Option<P>,
+) -> Result<Option<std::path::PathBuf>, ArgumentError> {
+    opt_path(ctx, name, raw).map(|p| p.map(WorkspacePath::into_path_buf))
+}
+
+/// The guarded path for a required `String` path argument. A guarded path that is not UTF-8
+/// refuses the call rather than being passed on lossily.
+pub fn path_string(ctx: &ToolContext, name: &str) -> Result<String, ArgumentError> {
+    path(ctx, name)?
+        .into_path_buf()
+        .into_os_string()
+        .into_string()
+        .map_err(|_| ArgumentError::new(format!("path argument `{name}` is not valid UTF-8")))
+}
+
+/// The guarded path for an optional `String` path argument.
+pub fn opt_path_string<P>(
+    ctx: &ToolContext,
+    name: &str,
+    raw: &Option<P>,
+) -> Result<Option<String>, ArgumentError> {
+    match raw {
+        None => Ok(None),
+        Some(_) => path_string(ctx, name).map(Some),
+    }
+}
+
+/// Wrap a `check_permissions = path` function. The signature is spelled out so a mismatch is
+/// reported on the user's path.
+pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {
+    Arc::new(f)
+}
+
+/// Compile-time check that a parameter type can be an argument; generated with the span of the
+/// user's type so the error lands there.
+pub fn assert_argument_type<T: DeserializeOwned + schemars::JsonSchema>() {}
+
+/// Compile-time check that a return type converts into a [`ToolOutcome`].
+pub fn assert_outcome_type<T: IntoToolOutcome>() {}
