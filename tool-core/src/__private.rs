@@ -105,6 +105,12 @@ where
     }
 }
 
+/// Convert a handler's return value. Generated code names the return type explicitly so a type
+/// that does not convert is reported on the user's signature.
+pub fn into_outcome<R: IntoToolOutcome>(value: R) -> ToolOutcome {
+    value.into_outcome()
+}
+
 /// Box an outcome future.
 pub fn boxed<F>(f: F) -> BoxFuture
 where
@@ -164,10 +170,3 @@ pub fn opt_path_string<P>(
 pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {
     Arc::new(f)
 }
-
-/// Compile-time check that a parameter type can be an argument; generated with the span of the
-/// user's type so the error lands there.
-pub fn assert_argument_type<T: DeserializeOwned + schemars::JsonSchema>() {}
-
-/// Compile-time check that a return type converts into a [`ToolOutcome`].
-pub fn assert_outcome_type<T: IntoToolOutcome>() {}

@@ -122,6 +122,8 @@ pub(crate) struct Attrs {
     pub(crate) not_paths: Vec<Spanned<String>>,
     pub(crate) script_args: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) script_lang: Option<Spanned<ScriptLang>>,
+    /// `script_lang` was written, even if its value was rejected.
+    pub(crate) script_lang_given: bool,
     pub(crate) concurrency_safe: bool,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
@@ -160,10 +162,14 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
             continue;
         };
         if !KEYS.contains(&key.as_str()) {
+            let hint = match closest_key(&key) {
+                Some(k) => format!("did you mean `{k}`? "),
+                None => String::new(),
+            };
             cx.error_spanned_by(
                 meta.path(),
                 format!(
-                    "unknown `#[tool]` key `{key}`; expected one of: {}",
+                    "unknown `#[tool]` key `{key}`; {hint}expected one of: {}",
                     KEYS.join(", ")
                 ),
             );
@@ -190,6 +196,7 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
                 })
             }
             SCRIPT_LANG => {
+                attrs.script_lang_given = true;
                 attrs.script_lang = string(cx, meta, &key).and_then(|s| script_lang(cx, s))
             }
             CONCURRENCY_SAFE => attrs.concurrency_safe = flag(cx, meta, &key),
@@ -202,6 +209,29 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
         }
     }
     attrs
+}
+
+/// The key a typo most likely meant: at most two edits away.
+fn closest_key(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut row = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            row.push((prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1));
+        }
+        prev = row;
+    }
+    prev[b.len()]
 }
 
 /// The value expression of `key = value`, or an error saying how the key is written.
@@ -416,6 +446,13 @@ mod tests {
     }
 
     #[test]
+    fn typos_get_a_suggestion() {
+        assert_eq!(closest_key("concurency_safe"), Some(CONCURRENCY_SAFE));
+        assert_eq!(closest_key("rsik"), Some(RISK));
+        assert_eq!(closest_key("colour"), None);
+    }
+
+    #[test]
     fn absent_keys_are_fail_closed() {
         let a = parse_ok(quote!());
         assert_eq!(a.risk(), Risk::Mutation);
@@ -455,7 +492,7 @@ mod tests {
             timeout = "3 days"
         ));
         assert_eq!(errs.len(), 4, "{errs:?}");
-        assert!(errs[0].starts_with("unknown `#[tool]` key `rsik`"));
+        assert!(errs[0].starts_with("unknown `#[tool]` key `rsik`; did you mean `risk`?"));
         assert!(errs[1].contains("read_only"));
         assert!(errs[2].starts_with("duplicate"));
         assert!(errs[3].starts_with("cannot parse timeout"));

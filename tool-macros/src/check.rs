@@ -117,10 +117,10 @@ fn check_owned_parameters(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
             (true, Some("ToolContext")) => "the context cannot be borrowed mutably: take `&ToolContext` or `ToolContext`, and change session state by returning a `ContextModifier`".to_owned(),
             (_, Some("str")) => "tool parameters are deserialized from the call and must be owned: use `String` instead of `&str`".to_owned(),
             (_, Some("Path")) => "tool parameters are deserialized from the call and must be owned: use `WorkspacePath` (guarded) or `PathBuf` instead of `&Path`".to_owned(),
-            _ => format!(
-                "tool parameters are deserialized from the call and must be owned: use `{}` instead of `{}`",
+            (mutable, _) => format!(
+                "tool parameters are deserialized from the call and must be owned: use `{0}` instead of `&{1}{0}`",
                 type_text(&ty.elem),
-                type_text(&Type::Reference((*ty).clone())),
+                if mutable { "mut " } else { "" },
             ),
         };
         cx.error_spanned_by(ty, msg);
@@ -313,7 +313,8 @@ fn check_script_args(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
         }
     }
     match (&attrs.script_args, &attrs.script_lang) {
-        (Some(args), None) if !args.value.is_empty() => cx.error_spanned_by(
+        // An unparseable `script_lang` was reported already.
+        (Some(args), None) if !args.value.is_empty() && !attrs.script_lang_given => cx.error_spanned_by(
             args,
             "`script_args` needs `script_lang = \"bash\"` or `script_lang = \"python\"` to choose the safety scanner",
         ),

@@ -1,7 +1,7 @@
 //! Code generation: the argument struct, the declaration, the handler adapter and the registry
 //! entry, all inside `const _: () = { .. };`.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Item, ItemFn};
@@ -95,11 +95,6 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         quote!(#(#docs)* #ty)
     });
 
-    let type_checks = tool.params().filter(|p| !is_guarded(p)).map(|p| {
-        let ty = p.ty;
-        quote_spanned!(ty.span()=> #pv::assert_argument_type::<#ty>();)
-    });
-
     let bindings = tool.params().map(|p| {
         let ident = p.ident;
         let name = &p.name;
@@ -130,22 +125,19 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         _ => None,
     });
     let fn_ident = &func.sig.ident;
-    let ret_span = tool.ret.ty.map_or(Span::call_site(), |t| t.span());
     let call = quote!(#fn_ident(#(#call_args),*));
+    // The return type is named in the turbofish (with its own span) so a type that does not
+    // convert into an outcome is reported on the user's return type, once.
+    let convert = match tool.ret.ty {
+        None => quote!(#pv::into_outcome::<()>),
+        Some(syn::Type::ImplTrait(_)) => quote!(#pv::into_outcome),
+        Some(ty) => quote!(#pv::into_outcome::<#ty>),
+    };
     let run = if tool.is_async {
-        let convert = quote_spanned!(ret_span=> #pv::IntoToolOutcome::into_outcome);
         quote!(#pv::boxed(async move { #convert(#call.await) }))
     } else {
-        let run_blocking = quote_spanned!(ret_span=> #pv::run_blocking);
-        quote!(#pv::boxed(#run_blocking(move || #call)))
+        quote!(#pv::boxed(#pv::run_blocking(move || #convert(#call))))
     };
-    let outcome_check = match tool.ret.ty {
-        Some(ty) if !matches!(ty, syn::Type::ImplTrait(_)) => {
-            quote_spanned!(ty.span()=> #pv::assert_outcome_type::<#ty>();)
-        }
-        _ => TokenStream::new(),
-    };
-
     let name = attrs
         .name
         .as_ref()
@@ -206,8 +198,6 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
             }
 
             fn __build() -> #pv::ToolDef {
-                #(#type_checks)*
-                #outcome_check
                 let __handler: #pv::Handler = #pv::Arc::new(
                     |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
                         -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
