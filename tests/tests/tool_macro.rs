@@ -177,6 +177,12 @@ fn classify(file: String) -> &'static str {
     }
 }
 
+/// Tag a text (a parameter named like its function must not shadow it).
+#[tool(risk = "safe")]
+fn tag(tag: String, r#type: Option<String>) -> String {
+    format!("{tag}:{}", r#type.unwrap_or_default())
+}
+
 mod renamed {
     use tool_core as core_renamed;
 
@@ -233,6 +239,7 @@ fn every_tool_registers_once_under_its_name() {
             "remember",
             "session_tag",
             "shell",
+            "tag",
             "touch",
             "whoami"
         ]
@@ -511,6 +518,16 @@ async fn renamed_crate_and_not_paths() {
             .expect("runs"),
     );
     assert_eq!(out, json!("rust"));
+}
+
+#[tokio::test]
+async fn parameter_names_cannot_shadow_the_function() {
+    let (out, _) = ok_output(
+        call("tag", json!({"tag": "a", "type": "b"}))
+            .await
+            .expect("runs"),
+    );
+    assert_eq!(out, json!("a:b"));
 }
 
 #[test]

@@ -95,8 +95,11 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         quote!(#(#docs)* #ty)
     });
 
+    // Locals get internal names: a parameter named like the function must not shadow it.
+    let local = |p: &Param<'_>| format_ident!("__arg_{}", p.name);
     let bindings = tool.params().map(|p| {
         let ident = p.ident;
+        let binding = local(p);
         let name = &p.name;
         let value = if !is_guarded(p) {
             quote!(__args.#ident)
@@ -115,11 +118,11 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 (Base::Other, _) => unreachable!("checked: path arguments are string-like"),
             }
         };
-        quote!(let #ident = #value;)
+        quote!(let #binding = #value;)
     });
 
     let call_args = tool.inputs.iter().filter_map(|i| match i {
-        Input::Arg(p) => Some(p.ident.to_token_stream()),
+        Input::Arg(p) => Some(local(p).to_token_stream()),
         Input::Context(c) if c.by_ref => Some(quote!(&__ctx)),
         Input::Context(_) => Some(quote!(__ctx)),
         _ => None,
