@@ -183,6 +183,19 @@ fn tag(tag: String, r#type: Option<String>) -> String {
     format!("{tag}:{}", r#type.unwrap_or_default())
 }
 
+/// Repeat a text.
+///
+/// # Arguments
+/// * `text` - what to repeat
+/// * `times` - how often
+#[tool(risk = "safe")]
+fn repeat(
+    #[schemars(length(min = 1, max = 16))] text: String,
+    #[schemars(range(min = 1, max = 3))] times: Option<u8>,
+) -> String {
+    text.repeat(usize::from(times.unwrap_or(1)))
+}
+
 mod renamed {
     use tool_core as core_renamed;
 
@@ -237,6 +250,7 @@ fn every_tool_registers_once_under_its_name() {
             "greet",
             "peek",
             "remember",
+            "repeat",
             "session_tag",
             "shell",
             "tag",
@@ -518,6 +532,23 @@ async fn renamed_crate_and_not_paths() {
             .expect("runs"),
     );
     assert_eq!(out, json!("rust"));
+}
+
+#[test]
+fn parameter_schema_attributes_reach_the_schema() {
+    let reg = registry();
+    let tool = reg.get("repeat").expect("repeat");
+    let props = &tool.decl().input_schema["properties"];
+    assert_eq!(props["text"]["maxLength"], 16);
+    assert_eq!(props["text"]["description"], "what to repeat");
+    assert_eq!(props["times"]["maximum"], 3);
+    let v = tool.validator();
+    assert!(v.is_valid(&json!({"text": "ab", "times": 3})));
+    assert!(v.is_valid(&json!({"text": "ab"})));
+    assert!(!v.is_valid(&json!({"text": "ab", "times": 4})));
+    assert!(!v.is_valid(&json!({"text": ""})));
+    // The attributes are gone from the function itself, which stays callable.
+    assert_eq!(repeat("ab".into(), Some(2)), "abab");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use crate::check;
 use crate::ctxt::Ctxt;
 use crate::model::{Base, Input, Param, Tool};
 
-/// Expand `#[tool(args)] item`. On `Err`, the caller emits the original item next to the errors.
+/// Expand `#[tool(args)] item`. On `Err`, the caller emits [`original`] next to the errors.
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let cx = Ctxt::new();
     let attrs = attr::parse(&cx, args);
@@ -37,6 +37,15 @@ pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStr
     check::check(&cx, &attrs, &tool);
     cx.check()?;
     Ok(generate(&attrs, &tool, &func))
+}
+
+/// The item as the user wrote it, minus the parameter attributes only `#[tool]` understands, so
+/// a failed expansion adds no unrelated errors.
+pub(crate) fn original(item: TokenStream) -> TokenStream {
+    match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(func)) => crate::model::strip_param_attrs(&func).to_token_stream(),
+        _ => item,
+    }
 }
 
 /// The first tokens of an item, enough to point at it without underlining its whole body.
@@ -92,7 +101,8 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
             let ty = p.ty;
             quote!(#ident: #ty)
         };
-        quote!(#(#docs)* #ty)
+        let schema_attrs = &p.schema_attrs;
+        quote!(#(#docs)* #(#schema_attrs)* #ty)
     });
 
     // Locals get internal names: a parameter named like the function must not shadow it.
@@ -188,6 +198,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     };
     let fn_name = &tool.fn_name;
 
+    let func = crate::model::strip_param_attrs(func);
     quote! {
         #func
 

@@ -52,7 +52,8 @@ mod model;
 /// - `crate = path`: where `tool_core` is, when it is renamed.
 ///
 /// **Parameters**: owned types implementing `Deserialize` and `JsonSchema`; `Option<T>` is
-/// optional, everything else required. One `&ToolContext` or `ToolContext` parameter may receive
+/// optional, everything else required. `#[schemars(..)]` on a parameter (e.g.
+/// `#[schemars(range(min = 1, max = 65536))] max_bytes: u32`) is moved to the schema property. One `&ToolContext` or `ToolContext` parameter may receive
 /// the call's context; it is not part of the schema. No `self`, generics or patterns.
 ///
 /// **Return**: anything implementing `IntoToolOutcome`: `ToolOutcome`, `String`, `()`, numbers,
@@ -68,7 +69,7 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
         Ok(out) => out.into(),
         Err(err) => {
             // Keep the function so one mistake does not cascade into "cannot find function".
-            let mut out = item;
+            let mut out = expand::original(item);
             out.extend(err.to_compile_error());
             out.into()
         }

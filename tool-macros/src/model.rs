@@ -35,6 +35,8 @@ pub(crate) struct Param<'a> {
     pub(crate) name: String,
     pub(crate) ty: &'a Type,
     pub(crate) shape: Shape,
+    /// `#[schemars(..)]` attributes (validation such as `range`, `length`), moved to the field.
+    pub(crate) schema_attrs: Vec<&'a Attribute>,
 }
 
 /// The context parameter.
@@ -150,7 +152,24 @@ fn input(arg: &FnArg) -> Input<'_> {
         name: unraw(ident),
         ty: &pat.ty,
         shape: shape(&pat.ty),
+        schema_attrs: pat.attrs.iter().filter(|a| is_schema_attr(a)).collect(),
     })
+}
+
+/// `#[schemars(..)]` on a parameter: the attribute is ours to move, rustc does not know it.
+pub(crate) fn is_schema_attr(attr: &Attribute) -> bool {
+    attr.path().is_ident("schemars")
+}
+
+/// The function as the user wrote it, minus the parameter attributes `#[tool]` consumes.
+pub(crate) fn strip_param_attrs(func: &ItemFn) -> ItemFn {
+    let mut func = func.clone();
+    for arg in &mut func.sig.inputs {
+        if let FnArg::Typed(pat) = arg {
+            pat.attrs.retain(|a| !is_schema_attr(a));
+        }
+    }
+    func
 }
 
 /// The last path segment of a type path, e.g. `Option` for `std::option::Option<T>`.
