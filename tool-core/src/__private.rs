@@ -105,10 +105,68 @@ where
     }
 }
 
+/// Convert a handler's return value. Generated code names the return type explicitly so a type
+/// that does not convert is reported on the user's signature.
+pub fn into_outcome<R: IntoToolOutcome>(value: R) -> ToolOutcome {
+    value.into_outcome()
+}
+
 /// Box an outcome future.
 pub fn boxed<F>(f: F) -> BoxFuture
 where
     F: Future<Output = ToolOutcome> + Send + 'static,
 {
     Box::pin(f)
+}
+
+/// An owned string, so generated code needs no `std` paths.
+pub fn string(s: &str) -> String {
+    s.to_owned()
+}
+
+/// Owned strings for `path_args` / `script_args`.
+pub fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// The guarded path for a required `PathBuf` path argument.
+pub fn path_buf(ctx: &ToolContext, name: &str) -> Result<std::path::PathBuf, ArgumentError> {
+    path(ctx, name).map(WorkspacePath::into_path_buf)
+}
+
+/// The guarded path for an optional `PathBuf` path argument.
+pub fn opt_path_buf<P>(
+    ctx: &ToolContext,
+    name: &str,
+    raw: &Option<P>,
+) -> Result<Option<std::path::PathBuf>, ArgumentError> {
+    opt_path(ctx, name, raw).map(|p| p.map(WorkspacePath::into_path_buf))
+}
+
+/// The guarded path for a required `String` path argument. A guarded path that is not UTF-8
+/// refuses the call rather than being passed on lossily.
+pub fn path_string(ctx: &ToolContext, name: &str) -> Result<String, ArgumentError> {
+    path(ctx, name)?
+        .into_path_buf()
+        .into_os_string()
+        .into_string()
+        .map_err(|_| ArgumentError::new(format!("path argument `{name}` is not valid UTF-8")))
+}
+
+/// The guarded path for an optional `String` path argument.
+pub fn opt_path_string<P>(
+    ctx: &ToolContext,
+    name: &str,
+    raw: &Option<P>,
+) -> Result<Option<String>, ArgumentError> {
+    match raw {
+        None => Ok(None),
+        Some(_) => path_string(ctx, name).map(Some),
+    }
+}
+
+/// Wrap a `check_permissions = path` function. The signature is spelled out so a mismatch is
+/// reported on the user's path.
+pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {
+    Arc::new(f)
 }

@@ -1,0 +1,13 @@
+use tool_core::tool;
+
+struct Counter;
+
+impl Counter {
+    /// Count.
+    #[tool(risk = "safe")]
+    fn count(&self) -> u32 {
+        1
+    }
+}
+
+fn main() {}

@@ -1,0 +1,416 @@
+//! The declaration rules `#[tool]` enforces at compile time. Each `check_*` reports to the `Ctxt`
+//! and never stops the others, so one compile shows every mistake.
+
+use quote::ToTokens;
+use syn::Type;
+
+use crate::attr::{self, Attrs};
+use crate::ctxt::Ctxt;
+use crate::model::{Base, Input, Tool};
+
+/// Run every rule.
+pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    check_signature(cx, tool);
+    check_receiver(cx, tool);
+    check_generics(cx, tool);
+    check_parameter_patterns(cx, tool);
+    check_owned_parameters(cx, attrs, tool);
+    check_single_context(cx, tool);
+    check_name(cx, attrs, tool);
+    check_description(cx, attrs, tool);
+    check_argument_docs(cx, tool);
+    check_path_args(cx, attrs, tool);
+    check_not_paths(cx, attrs, tool);
+    check_script_args(cx, attrs, tool);
+    check_path_like_names(cx, attrs, tool);
+    check_read_only_effects(cx, attrs, tool);
+}
+
+fn param_list(tool: &Tool<'_>) -> String {
+    let names: Vec<String> = tool.params().map(|p| format!("`{}`", p.name)).collect();
+    if names.is_empty() {
+        "it has none".to_owned()
+    } else {
+        format!("its parameters are {}", names.join(", "))
+    }
+}
+
+fn type_text(ty: &Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace(" >", ">")
+        .replace("< ", "<")
+}
+
+/// The executor calls the function itself; it cannot provide `unsafe`, `extern` ABIs or variadics.
+fn check_signature(cx: &Ctxt, tool: &Tool<'_>) {
+    let sig = &tool.func.sig;
+    if let Some(u) = &sig.unsafety {
+        cx.error_spanned_by(u, "`#[tool]` functions cannot be `unsafe`: the executor calls them with model-chosen arguments");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned_by(abi, "`#[tool]` functions cannot have an `extern` ABI");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error_spanned_by(v, "`#[tool]` functions cannot be variadic");
+    }
+}
+
+/// Tools are called without an instance: there is no `self` to pass.
+fn check_receiver(cx: &Ctxt, tool: &Tool<'_>) {
+    for input in &tool.inputs {
+        if let Input::Receiver(r) = input {
+            cx.error_spanned_by(
+                r,
+                "`#[tool]` functions cannot take `self`; make the tool a free function (keep state in the `ToolContext` or a static)",
+            );
+        }
+    }
+}
+
+/// The schema is generated once, for concrete types; a generic tool has no single schema.
+fn check_generics(cx: &Ctxt, tool: &Tool<'_>) {
+    let generics = &tool.func.sig.generics;
+    if !generics.params.is_empty() {
+        cx.error_spanned_by(
+            &generics.params,
+            "`#[tool]` functions cannot be generic: the argument schema needs concrete types",
+        );
+    } else if let Some(w) = &generics.where_clause {
+        cx.error_spanned_by(w, "`#[tool]` functions cannot have a `where` clause");
+    }
+    for p in tool.params() {
+        if matches!(p.ty, Type::ImplTrait(_)) {
+            cx.error_spanned_by(
+                p.ty,
+                "`impl Trait` parameters are generic; the argument schema needs a concrete type",
+            );
+        }
+    }
+}
+
+/// A parameter's name is the argument's property name, so it must be a plain binding.
+fn check_parameter_patterns(cx: &Ctxt, tool: &Tool<'_>) {
+    for input in &tool.inputs {
+        if let Input::Unnamed(pat) = input {
+            cx.error_spanned_by(
+                &pat.pat,
+                "bind each parameter to a plain name: the name becomes the argument's property in the schema",
+            );
+        }
+    }
+}
+
+/// Arguments are deserialized from the call, so the function receives owned values only.
+fn check_owned_parameters(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    for input in &tool.inputs {
+        let Input::Borrowed(ty) = input else {
+            continue;
+        };
+        let target = crate::model::last_ident(&ty.elem);
+        if ty.mutability.is_some() && attrs.risk().is_read_only() {
+            // Reported by `check_read_only_effects`.
+            continue;
+        }
+        let msg = match (ty.mutability.is_some(), target.as_deref()) {
+            (true, Some("ToolContext")) => "the context cannot be borrowed mutably: take `&ToolContext` or `ToolContext`, and change session state by returning a `ContextModifier`".to_owned(),
+            (_, Some("str")) => "tool parameters are deserialized from the call and must be owned: use `String` instead of `&str`".to_owned(),
+            (_, Some("Path")) => "tool parameters are deserialized from the call and must be owned: use `WorkspacePath` (guarded) or `PathBuf` instead of `&Path`".to_owned(),
+            (mutable, _) => format!(
+                "tool parameters are deserialized from the call and must be owned: use `{0}` instead of `&{1}{0}`",
+                type_text(&ty.elem),
+                if mutable { "mut " } else { "" },
+            ),
+        };
+        cx.error_spanned_by(ty, msg);
+    }
+}
+
+/// The context is one value per call; two parameters for it would be ambiguous.
+fn check_single_context(cx: &Ctxt, tool: &Tool<'_>) {
+    let mut first: Option<String> = None;
+    for input in &tool.inputs {
+        let Input::Context(c) = input else {
+            continue;
+        };
+        let name = c.pat.pat.to_token_stream().to_string();
+        match &first {
+            None => first = Some(name),
+            Some(f) => cx.error_spanned_by(
+                c.pat,
+                format!("only one context parameter is allowed; `{f}` already receives the `ToolContext`"),
+            ),
+        }
+    }
+}
+
+/// Model providers reject tool names outside `^[a-zA-Z0-9_-]{1,64}$`.
+fn check_name(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    let valid = |n: &str| {
+        !n.is_empty()
+            && n.len() <= 64
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    match &attrs.name {
+        Some(name) if !valid(&name.value) => cx.error_spanned_by(
+            name,
+            format!(
+                "invalid tool name `{}`: providers accept only ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, `_`, `-`; at most 64)",
+                name.value
+            ),
+        ),
+        None if !valid(&tool.fn_name) => cx.error_spanned_by(
+            &tool.func.sig.ident,
+            format!(
+                "the function name `{}` is not a valid tool name (^[a-zA-Z0-9_-]{{1,64}}$); set one with `{}`",
+                tool.fn_name,
+                "name = \"...\""
+            ),
+        ),
+        _ => {}
+    }
+}
+
+/// The description is what the model reads to decide when to call the tool.
+fn check_description(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    match &attrs.description {
+        Some(d) if d.value.trim().is_empty() => {
+            cx.error_spanned_by(d, "the `description` is empty; say what the tool does")
+        }
+        Some(_) => {}
+        None if tool.docs.summary.is_empty() => cx.error_spanned_by(
+            &tool.func.sig.ident,
+            format!(
+                "tool `{}` has no description: add a doc comment (`/// What the tool does.`) or `description = \"...\"`",
+                tool.fn_name
+            ),
+        ),
+        None => {}
+    }
+}
+
+/// A documented argument that does not exist is a stale doc the model would be misled by.
+fn check_argument_docs(cx: &Ctxt, tool: &Tool<'_>) {
+    for doc in &tool.docs.args {
+        let is_context = tool.inputs.iter().any(|i| match i {
+            Input::Context(c) => c.pat.pat.to_token_stream().to_string() == doc.name,
+            _ => false,
+        });
+        if tool.param(&doc.name).is_none() && !is_context {
+            cx.error_spanned_by(
+                doc.attr,
+                format!(
+                    "`# Arguments` documents `{}`, which is not a parameter of `{}`; {}",
+                    doc.name,
+                    tool.fn_name,
+                    param_list(tool)
+                ),
+            );
+        }
+    }
+}
+
+/// The path guard checks strings; each declared path must be a string-like parameter.
+fn check_path_args(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    for arg in &attrs.path_args {
+        match tool.param(&arg.value) {
+            None => cx.error_spanned_by(
+                arg,
+                format!(
+                    "`{}` names `{}`, which is not a parameter of `{}`; {}",
+                    attr::PATH_ARGS,
+                    arg.value,
+                    tool.fn_name,
+                    param_list(tool)
+                ),
+            ),
+            Some(p) if !p.shape.is_string_like() => cx.error_spanned_by(
+                arg,
+                format!(
+                    "path argument `{}` has type `{}`; a path argument must be `WorkspacePath`, `PathBuf` or `String` (or an `Option` of one)",
+                    arg.value,
+                    type_text(p.ty)
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+/// An opt-out must name a real parameter and cannot contradict `path_args`.
+fn check_not_paths(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    for arg in &attrs.not_paths {
+        let param = tool.param(&arg.value);
+        if param.is_none() {
+            cx.error_spanned_by(
+                arg,
+                format!(
+                    "`{}` names `{}`, which is not a parameter of `{}`; {}",
+                    attr::NOT_PATHS,
+                    arg.value,
+                    tool.fn_name,
+                    param_list(tool)
+                ),
+            );
+        } else if param.is_some_and(|p| p.shape.base == Base::WorkspacePath) {
+            cx.error_spanned_by(
+                arg,
+                format!(
+                    "`{}` is a `WorkspacePath`, which is always guarded; remove it from `{}`",
+                    arg.value,
+                    attr::NOT_PATHS
+                ),
+            );
+        } else if attrs.path_args.iter().any(|p| p.value == arg.value) {
+            cx.error_spanned_by(
+                arg,
+                format!(
+                    "`{}` is in both `{}` and `{}`; keep one",
+                    arg.value,
+                    attr::PATH_ARGS,
+                    attr::NOT_PATHS
+                ),
+            );
+        }
+    }
+}
+
+/// Scripts are scanned by a language-specific scanner, so the language must be known.
+fn check_script_args(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    for arg in attrs.script_args() {
+        match tool.param(&arg.value) {
+            None => cx.error_spanned_by(
+                arg,
+                format!(
+                    "`{}` names `{}`, which is not a parameter of `{}`; {}",
+                    attr::SCRIPT_ARGS,
+                    arg.value,
+                    tool.fn_name,
+                    param_list(tool)
+                ),
+            ),
+            Some(p) if p.shape.base != Base::String => cx.error_spanned_by(
+                arg,
+                format!(
+                    "script argument `{}` has type `{}`; a script argument must be `String` or `Option<String>`",
+                    arg.value,
+                    type_text(p.ty)
+                ),
+            ),
+            Some(_) if attrs.path_args.iter().any(|p| p.value == arg.value) => cx
+                .error_spanned_by(
+                    arg,
+                    format!(
+                        "`{}` is in both `{}` and `{}`; an argument is either a path or a script",
+                        arg.value,
+                        attr::PATH_ARGS,
+                        attr::SCRIPT_ARGS
+                    ),
+                ),
+            Some(_) => {}
+        }
+    }
+    match (&attrs.script_args, &attrs.script_lang) {
+        // An unparseable `script_lang` was reported already.
+        (Some(args), None) if !args.value.is_empty() && !attrs.script_lang_given => cx.error_spanned_by(
+            args,
+            "`script_args` needs `script_lang = \"bash\"` or `script_lang = \"python\"` to choose the safety scanner",
+        ),
+        (None, Some(lang)) => cx.error_spanned_by(
+            lang,
+            "`script_lang` without `script_args` has nothing to scan; add `script_args = [\"...\"]`",
+        ),
+        _ => {}
+    }
+}
+
+/// `true` for names that usually hold a filesystem path.
+pub(crate) fn is_path_like(name: &str) -> bool {
+    const EXACT: &[&str] = &["path", "file", "dir", "source", "destination", "cwd"];
+    const SUFFIXES: &[&str] = &["_path", "_file", "_dir"];
+    let lower = name.to_ascii_lowercase();
+    EXACT.contains(&lower.as_str()) || SUFFIXES.iter().any(|s| lower.ends_with(s))
+}
+
+/// A path the guard does not know about is a path the model can point anywhere.
+fn check_path_like_names(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    for p in tool.params() {
+        let undeclared = matches!(p.shape.base, Base::String | Base::PathBuf)
+            && is_path_like(&p.name)
+            && !attrs.path_args.iter().any(|a| a.value == p.name)
+            && !attrs.not_paths.iter().any(|a| a.value == p.name)
+            && !attrs.script_args().iter().any(|a| a.value == p.name);
+        if undeclared {
+            cx.error_spanned_by(
+                p.ident,
+                format!(
+                    "parameter `{0}` looks like a path but is not declared: add `path_args = [\"{0}\"]` (better: make it a `WorkspacePath`) so the workspace guard checks it, or opt out with `not_paths = [\"{0}\"]`",
+                    p.name
+                ),
+            );
+        }
+    }
+}
+
+/// `safe` and `read_only` tools skip approval, so they must not be able to change anything.
+fn check_read_only_effects(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    let risk = attrs.risk();
+    if !risk.is_read_only() {
+        return;
+    }
+    if let Some(m) = tool.ret.modifier {
+        cx.error_spanned_by(
+            m,
+            format!(
+                "a `{}` tool cannot return a context modifier: it would change session state without approval; declare `risk = \"mutation\"` or return the output alone",
+                risk.as_str()
+            ),
+        );
+    }
+    for input in &tool.inputs {
+        if let Input::Borrowed(ty) = input {
+            if ty.mutability.is_some() {
+                cx.error_spanned_by(
+                    ty,
+                    format!(
+                        "a `{}` tool cannot take `&mut`: it must not change state; take the parameter by value",
+                        risk.as_str()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_path_like;
+
+    #[test]
+    fn path_like_names() {
+        for n in [
+            "path",
+            "file",
+            "dir",
+            "source",
+            "destination",
+            "cwd",
+            "out_path",
+            "log_file",
+            "work_dir",
+        ] {
+            assert!(is_path_like(n), "{n}");
+        }
+        for n in [
+            "content",
+            "paths_count",
+            "filename_hint",
+            "profile",
+            "directory_count",
+        ] {
+            assert!(!is_path_like(n), "{n}");
+        }
+    }
+}

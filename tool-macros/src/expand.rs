@@ -1,0 +1,329 @@
+//! Code generation: the argument struct, the declaration, the handler adapter and the registry
+//! entry, all inside `const _: () = { .. };`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Item, ItemFn};
+
+use crate::attr::{self, Attrs, Risk, ScriptLang};
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::model::{Base, Input, Param, Tool};
+
+/// Expand `#[tool(args)] item`. On `Err`, the caller emits [`original`] next to the errors.
+pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let cx = Ctxt::new();
+    let attrs = attr::parse(&cx, args);
+    let func = match syn::parse2::<Item>(item) {
+        Ok(Item::Fn(func)) => Some(func),
+        Ok(other) => {
+            cx.error_spanned_by(
+                item_head(&other),
+                "`#[tool]` goes on a free function (`fn` or `async fn`); this item is not one",
+            );
+            None
+        }
+        Err(e) => {
+            cx.syn_error(e);
+            None
+        }
+    };
+    let Some(func) = func else {
+        cx.check()?;
+        unreachable!("an error was recorded for every item that is not a function");
+    };
+    let tool = Tool::from_fn(&func);
+    check::check(&cx, &attrs, &tool);
+    cx.check()?;
+    Ok(generate(&attrs, &tool, &func))
+}
+
+/// The item as the user wrote it, minus the parameter attributes only `#[tool]` understands, so
+/// a failed expansion adds no unrelated errors.
+pub(crate) fn original(item: TokenStream) -> TokenStream {
+    match syn::parse2::<Item>(item.clone()) {
+        Ok(Item::Fn(func)) => crate::model::strip_param_attrs(&func).to_token_stream(),
+        _ => item,
+    }
+}
+
+/// The first tokens of an item, enough to point at it without underlining its whole body.
+fn item_head(item: &Item) -> TokenStream {
+    match item {
+        Item::Struct(s) => {
+            let (token, ident) = (&s.struct_token, &s.ident);
+            quote!(#token #ident)
+        }
+        Item::Enum(e) => {
+            let (token, ident) = (&e.enum_token, &e.ident);
+            quote!(#token #ident)
+        }
+        Item::Impl(i) => {
+            let (token, ty) = (&i.impl_token, &i.self_ty);
+            quote!(#token #ty)
+        }
+        _ => item.to_token_stream(),
+    }
+}
+
+fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
+    let krate = match &attrs.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::tool_core),
+    };
+    let pv = quote!(#krate::__private);
+    let serde_crate = quote!(#pv::serde).to_string();
+    let schemars_crate = quote!(#pv::schemars).to_string();
+
+    let guarded = guarded_paths(attrs, tool);
+    let is_guarded = |p: &Param<'_>| guarded.contains(&p.name);
+
+    let fields = tool.params().map(|p| {
+        let ident = p.ident;
+        let docs = tool
+            .docs
+            .args
+            .iter()
+            .filter(|d| d.name == p.name && !d.text.is_empty())
+            .map(|d| {
+                let text = &d.text;
+                quote!(#[doc = #text])
+            });
+        let ty = if is_guarded(p) {
+            // The raw string is only read by the guard; the adapter passes the guarded path.
+            if p.shape.optional {
+                quote!(#[allow(dead_code)] #ident: ::core::option::Option<#pv::PathArg>)
+            } else {
+                quote!(#[allow(dead_code)] #ident: #pv::PathArg)
+            }
+        } else {
+            let ty = p.ty;
+            quote!(#ident: #ty)
+        };
+        let schema_attrs = &p.schema_attrs;
+        quote!(#(#docs)* #(#schema_attrs)* #ty)
+    });
+
+    // Locals get internal names: a parameter named like the function must not shadow it.
+    let local = |p: &Param<'_>| format_ident!("__arg_{}", p.name);
+    let bindings = tool.params().map(|p| {
+        let ident = p.ident;
+        let binding = local(p);
+        let name = &p.name;
+        let value = if !is_guarded(p) {
+            quote!(__args.#ident)
+        } else {
+            match (p.shape.base, p.shape.optional) {
+                (Base::WorkspacePath, false) => quote!(#pv::path(&__ctx, #name)?),
+                (Base::WorkspacePath, true) => {
+                    quote!(#pv::opt_path(&__ctx, #name, &__args.#ident)?)
+                }
+                (Base::PathBuf, false) => quote!(#pv::path_buf(&__ctx, #name)?),
+                (Base::PathBuf, true) => quote!(#pv::opt_path_buf(&__ctx, #name, &__args.#ident)?),
+                (Base::String, false) => quote!(#pv::path_string(&__ctx, #name)?),
+                (Base::String, true) => {
+                    quote!(#pv::opt_path_string(&__ctx, #name, &__args.#ident)?)
+                }
+                (Base::Other, _) => unreachable!("checked: path arguments are string-like"),
+            }
+        };
+        quote!(let #binding = #value;)
+    });
+
+    let call_args = tool.inputs.iter().filter_map(|i| match i {
+        Input::Arg(p) => Some(local(p).to_token_stream()),
+        Input::Context(c) if c.by_ref => Some(quote!(&__ctx)),
+        Input::Context(_) => Some(quote!(__ctx)),
+        _ => None,
+    });
+    let fn_ident = &func.sig.ident;
+    let call = quote!(#fn_ident(#(#call_args),*));
+    // The return type is named in the turbofish (with its own span) so a type that does not
+    // convert into an outcome is reported on the user's return type, once.
+    let convert = match tool.ret.ty {
+        None => quote!(#pv::into_outcome::<()>),
+        Some(syn::Type::ImplTrait(_)) => quote!(#pv::into_outcome),
+        Some(ty) => quote!(#pv::into_outcome::<#ty>),
+    };
+    let run = if tool.is_async {
+        quote!(#pv::boxed(async move { #convert(#call.await) }))
+    } else {
+        quote!(#pv::boxed(#pv::run_blocking(move || #convert(#call))))
+    };
+    let name = attrs
+        .name
+        .as_ref()
+        .map_or_else(|| tool.fn_name.clone(), |n| n.value.clone());
+    let description = attrs
+        .description
+        .as_ref()
+        .map_or_else(|| tool.docs.summary.clone(), |d| d.value.trim().to_owned());
+    let risk = format_ident!(
+        "{}",
+        match attrs.risk() {
+            Risk::Safe => "Safe",
+            Risk::ReadOnly => "ReadOnly",
+            Risk::Mutation => "Mutation",
+            Risk::Destructive => "Destructive",
+            Risk::Dangerous => "Dangerous",
+        }
+    );
+    let output_schema = match tool.ret.json {
+        Some(ty) => {
+            let schema = quote_spanned!(ty.span()=> #pv::output_schema::<#ty>());
+            quote!(::core::option::Option::Some(#schema))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let concurrency_safe = attrs.concurrency_safe;
+    let idempotent = attrs.idempotent;
+    let open_world = attrs.open_world;
+    let script_args = attrs.script_args().iter().map(|s| &s.value);
+    let script_lang = match attrs.script_lang.as_ref().map(|l| l.value) {
+        Some(ScriptLang::Bash) => quote!(::core::option::Option::Some(#pv::ScriptLang::Bash)),
+        Some(ScriptLang::Python) => quote!(::core::option::Option::Some(#pv::ScriptLang::Python)),
+        None => quote!(::core::option::Option::None),
+    };
+    let timeout = match attrs.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#pv::Duration::from_millis(#ms))),
+        None => quote!(::core::option::Option::None),
+    };
+    let check_permissions = match &attrs.check_permissions {
+        Some(path) => {
+            let wrap = quote_spanned!(path.span()=> #pv::permission_check(#path));
+            quote!(::core::option::Option::Some(#wrap))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let fn_name = &tool.fn_name;
+
+    let func = crate::model::strip_param_attrs(func);
+    quote! {
+        #func
+
+        #[doc(hidden)]
+        const _: () = {
+            #[derive(#pv::serde::Deserialize, #pv::schemars::JsonSchema)]
+            #[serde(crate = #serde_crate, deny_unknown_fields)]
+            #[schemars(crate = #schemars_crate)]
+            struct __Args {
+                #(#fields,)*
+            }
+
+            fn __build() -> #pv::ToolDef {
+                let __handler: #pv::Handler = #pv::Arc::new(
+                    |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
+                        -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
+                    {
+                        let __args: __Args = #pv::from_args(__args)?;
+                        #(#bindings)*
+                        ::core::result::Result::Ok(#run)
+                    },
+                );
+                #pv::ToolDef::__from_macro(
+                    #pv::ToolDecl {
+                        name: #pv::string(#name),
+                        description: #pv::string(#description),
+                        input_schema: #pv::input_schema::<__Args>(),
+                        output_schema: #output_schema,
+                        risk: #pv::Risk::#risk,
+                        concurrency_safe: #concurrency_safe,
+                        idempotent: #idempotent,
+                        open_world: #open_world,
+                        path_args: #pv::strings(&[#(#guarded),*]),
+                        script_args: #pv::strings(&[#(#script_args),*]),
+                        script_lang: #script_lang,
+                        timeout: #timeout,
+                        source: #pv::string(::core::concat!(::core::module_path!(), "::", #fn_name)),
+                    },
+                    __handler,
+                    #check_permissions,
+                )
+            }
+
+            #pv::inventory::submit! {
+                #pv::ToolRegistration {
+                    build: __build,
+                    module_path: ::core::module_path!(),
+                }
+            }
+        };
+    }
+}
+
+/// The declared `path_args`, then every `WorkspacePath` parameter not listed (its type already
+/// says it is a guarded path).
+fn guarded_paths(attrs: &Attrs, tool: &Tool<'_>) -> Vec<String> {
+    let mut out: Vec<String> = attrs.path_args.iter().map(|a| a.value.clone()).collect();
+    for p in tool.params() {
+        if p.shape.base == Base::WorkspacePath && !out.contains(&p.name) {
+            out.push(p.name.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(args: TokenStream, item: TokenStream) -> String {
+        tool(args, item).expect("valid tool").to_string()
+    }
+
+    #[test]
+    fn renamed_crate_is_the_only_runtime_path() {
+        let out = expand(
+            quote!(crate = renamed, risk = "safe"),
+            quote! {
+                /// Add.
+                fn add(a: i64, b: i64) -> i64 { a + b }
+            },
+        );
+        assert!(!out.contains("tool_core"), "{out}");
+        assert!(out.contains("renamed :: __private"), "{out}");
+    }
+
+    #[test]
+    fn default_crate_is_absolute() {
+        let out = expand(
+            quote!(),
+            quote!(
+                /// Noop.
+                fn noop() {}
+            ),
+        );
+        assert!(
+            out.contains(":: tool_core :: __private :: inventory :: submit !"),
+            "{out}"
+        );
+        assert!(out.contains("const _ : () ="), "{out}");
+    }
+
+    #[test]
+    fn workspace_path_parameters_are_guarded_without_being_listed() {
+        let out = expand(
+            quote!(risk = "read_only"),
+            quote! {
+                /// List.
+                fn list(path: WorkspacePath, depth: Option<u8>) {}
+            },
+        );
+        assert!(out.contains("strings (& [\"path\"])"), "{out}");
+        assert!(out.contains("path (& __ctx , \"path\") ?"), "{out}");
+    }
+
+    #[test]
+    fn errors_keep_every_message() {
+        let err = tool(
+            quote!(risk = "nope"),
+            quote!(
+                fn f<T>(self, path: String) {}
+            ),
+        )
+        .expect_err("invalid");
+        let msgs: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(msgs.len(), 5, "{msgs:?}");
+    }
+}
