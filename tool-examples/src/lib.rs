@@ -1,0 +1,318 @@
+//! Example tools: file access inside the workspace, scripts, an offline weather demo and a memory
+//! tool that changes the session context.
+//!
+//! Their names, parameters and risks are a contract: the demo, the pinned schema and the tests rely
+//! on them.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use tool_core::registry::RegistryError;
+use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
+
+mod limits;
+mod process;
+
+pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES};
+
+/// The registry of the example tools (and only them).
+pub fn registry() -> Result<Registry, RegistryError> {
+    Registry::builder()
+        .with_inventory_where(|module| {
+            module == "tool_examples" || module.starts_with("tool_examples::")
+        })
+        .build()
+}
+
+/// List the entries of a directory in the workspace.
+///
+/// Directories end with `/`; entries are sorted by name.
+///
+/// # Arguments
+/// * `path` - the directory, relative to the workspace
+#[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
+pub fn list_dir(path: WorkspacePath) -> Result<String, std::io::Error> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(&path)? {
+        let entry = entry?;
+        let mut name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_dir() {
+            name.push('/');
+        }
+        names.push(name);
+    }
+    names.sort();
+    Ok(names.join("\n"))
+}
+
+/// Read a text file from the workspace.
+///
+/// Invalid UTF-8 is replaced; at most `max_bytes` bytes are read.
+///
+/// # Arguments
+/// * `path` - the file, relative to the workspace
+/// * `max_bytes` - read at most this many bytes (1 to 65536)
+#[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
+pub fn read_file(path: WorkspacePath, max_bytes: ByteLimit) -> Result<String, std::io::Error> {
+    use std::io::Read;
+    let file = std::fs::File::open(&path)?;
+    let mut buf = Vec::new();
+    file.take(u64::from(max_bytes.get()))
+        .read_to_end(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// What a write left behind, recorded in the session's file history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// Bytes written.
+    pub bytes: usize,
+    /// The operation: `write`, `move` or `delete`.
+    pub op: String,
+}
+
+fn history_key(ctx: &ToolContext, path: &Path) -> String {
+    let rel = path.strip_prefix(ctx.workspace()).unwrap_or(path);
+    format!("file_history/{}", rel.display())
+}
+
+/// Write a text file in the workspace, replacing it if it exists.
+///
+/// Parent directories are created. The file is written to a temporary name and renamed, so a
+/// failed write never leaves a half-written file.
+///
+/// # Arguments
+/// * `path` - the file, relative to the workspace
+/// * `content` - the text to write (at most 65536 bytes)
+#[tool(risk = "mutation", path_args = ["path"])]
+pub fn write_file(
+    ctx: &ToolContext,
+    path: WorkspacePath,
+    content: FileContent,
+) -> Result<Modified<String>, std::io::Error> {
+    let content = content.into_string();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = path.with_file_name(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        ctx.call_id()
+    ));
+    std::fs::write(&tmp, content.as_bytes())?;
+    if let Err(e) = std::fs::rename(&tmp, &path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let record = FileRecord {
+        bytes: content.len(),
+        op: "write".into(),
+    };
+    let modifier = ContextModifier::new().with(history_key(ctx, &path), &record);
+    Ok(Modified::new(
+        format!("wrote {} bytes", content.len()),
+        modifier,
+    ))
+}
+
+/// Move a file inside the workspace. Refuses to overwrite an existing destination.
+///
+/// The source is never lost: if the move fails, it stays where it was.
+///
+/// # Arguments
+/// * `source` - the file to move, relative to the workspace
+/// * `destination` - where to move it, relative to the workspace
+#[tool(risk = "mutation", path_args = ["source", "destination"])]
+pub fn move_file(
+    ctx: &ToolContext,
+    source: WorkspacePath,
+    destination: WorkspacePath,
+) -> Result<Modified<String>, String> {
+    if !source.is_file() {
+        return Err(format!("source is not a file: {}", rel(ctx, &source)));
+    }
+    if destination.exists() || destination.symlink_metadata().is_ok() {
+        return Err(format!(
+            "destination exists, not overwriting: {}",
+            rel(ctx, &destination)
+        ));
+    }
+    if let Some(parent) = destination.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+    }
+    std::fs::rename(&source, &destination).map_err(|e| format!("move failed: {e}"))?;
+    let bytes = std::fs::metadata(&destination)
+        .map(|m| m.len() as usize)
+        .unwrap_or(0);
+    let modifier = ContextModifier::new()
+        .with(
+            history_key(ctx, &source),
+            FileRecord {
+                bytes: 0,
+                op: "move".into(),
+            },
+        )
+        .with(
+            history_key(ctx, &destination),
+            FileRecord {
+                bytes,
+                op: "write".into(),
+            },
+        );
+    Ok(Modified::new(
+        format!("moved {} to {}", rel(ctx, &source), rel(ctx, &destination)),
+        modifier,
+    ))
+}
+
+/// Delete one file from the workspace (never a directory).
+///
+/// # Arguments
+/// * `path` - the file, relative to the workspace
+#[tool(risk = "destructive", path_args = ["path"])]
+pub fn delete_file(ctx: &ToolContext, path: WorkspacePath) -> Result<Modified<String>, String> {
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
+    if meta.is_dir() {
+        return Err(format!("not a file: {}", rel(ctx, &path)));
+    }
+    std::fs::remove_file(&path).map_err(|e| e.to_string())?;
+    let modifier = ContextModifier::new().with(
+        history_key(ctx, &path),
+        FileRecord {
+            bytes: 0,
+            op: "delete".into(),
+        },
+    );
+    Ok(Modified::new(
+        format!("deleted {}", rel(ctx, &path)),
+        modifier,
+    ))
+}
+
+fn rel(ctx: &ToolContext, p: &Path) -> String {
+    p.strip_prefix(ctx.workspace())
+        .unwrap_or(p)
+        .display()
+        .to_string()
+}
+
+/// Run a bash command in the workspace and return its output.
+///
+/// The command is scanned before it runs; stdout and stderr are returned, cut at 64 KiB each.
+///
+/// # Arguments
+/// * `command` - the bash command or script
+/// * `cwd` - the working directory, relative to the workspace (default: the workspace)
+/// * `timeout_secs` - stop the command after this many seconds (default 30, at most 120)
+#[tool(
+    risk = "dangerous",
+    script_args = ["command"],
+    script_lang = "bash",
+    path_args = ["cwd"],
+    timeout = "125s"
+)]
+pub async fn run_bash(
+    ctx: &ToolContext,
+    command: String,
+    cwd: Option<WorkspacePath>,
+    #[schemars(range(min = 1, max = 120))] timeout_secs: Option<u64>,
+) -> Result<String, String> {
+    let dir = cwd
+        .as_ref()
+        .map(|p| p.as_path().to_path_buf())
+        .unwrap_or_else(|| ctx.workspace().to_path_buf());
+    process::run(ctx, "bash", &["-c", &command], None, &dir, timeout_secs).await
+}
+
+/// Run a Python 3 program in the workspace and return its output.
+///
+/// The code is scanned before it runs; stdout and stderr are returned, cut at 64 KiB each.
+///
+/// # Arguments
+/// * `code` - the Python source
+/// * `timeout_secs` - stop the program after this many seconds (default 30, at most 120)
+#[tool(
+    risk = "dangerous",
+    script_args = ["code"],
+    script_lang = "python",
+    timeout = "125s"
+)]
+pub async fn run_python(
+    ctx: &ToolContext,
+    code: String,
+    #[schemars(range(min = 1, max = 120))] timeout_secs: Option<u64>,
+) -> Result<String, String> {
+    let dir = ctx.workspace().to_path_buf();
+    process::run(
+        ctx,
+        "python3",
+        &["-I", "-"],
+        Some(code.into_bytes()),
+        &dir,
+        timeout_secs,
+    )
+    .await
+}
+
+/// A temperature unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TempUnit {
+    /// Degrees Celsius.
+    Celsius,
+    /// Degrees Fahrenheit.
+    Fahrenheit,
+}
+
+/// Get today's weather for a city (offline demo data, deterministic per city).
+///
+/// This is a demonstration tool: it does not contact any service; the same city always gives the
+/// same answer.
+///
+/// # Arguments
+/// * `city` - the city name, e.g. "Lisbon"
+/// * `unit` - the temperature unit
+#[tool(risk = "safe", open_world, concurrency_safe, idempotent)]
+pub fn get_weather(city: String, unit: TempUnit) -> Result<String, String> {
+    let city = city.trim();
+    if city.is_empty() || city.len() > 100 {
+        return Err("city must be 1 to 100 bytes".into());
+    }
+    // FNV-1a: a stable hash, so the demo data never changes between runs or platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in city.to_lowercase().bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    let celsius = (h % 40) as i64 - 5;
+    const SKIES: [&str; 4] = ["sunny", "cloudy", "rain", "windy"];
+    let sky = SKIES[((h >> 8) % 4) as usize];
+    let (t, u) = match unit {
+        TempUnit::Celsius => (celsius, "°C"),
+        TempUnit::Fahrenheit => (celsius * 9 / 5 + 32, "°F"),
+    };
+    Ok(format!("{city}: {sky}, {t}{u} (demo data)"))
+}
+
+/// Remember a value for the rest of the session under a key.
+///
+/// The value is stored in the session context as `memory/<key>`; later calls see it.
+///
+/// # Arguments
+/// * `key` - a short name, letters, digits, `_` and `-` only
+/// * `value` - the text to remember
+#[tool(risk = "mutation", idempotent)]
+pub fn remember(key: String, value: String) -> Result<(String, ContextModifier), String> {
+    if key.is_empty()
+        || key.len() > 64
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err("key must be 1 to 64 letters, digits, `_` or `-`".into());
+    }
+    let modifier = ContextModifier::new().with(format!("memory/{key}"), &value);
+    Ok((format!("remembered `{key}`"), modifier))
+}
