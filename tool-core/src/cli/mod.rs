@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::registry::Registry;
 
+pub mod call;
 mod dump;
 mod list;
 
@@ -24,6 +25,8 @@ enum Command {
     List,
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
+    /// Run calls read from stdin (one per line) through the executor; one JSON result per line.
+    Call(call::CallArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -68,6 +71,7 @@ where
     let result = match cli.command {
         Command::List => list::run(registry),
         Command::Dump(args) => dump::run(registry, &args),
+        Command::Call(args) => call::run(registry, &args),
     };
     match result {
         Ok(code) => code,
