@@ -77,7 +77,9 @@ pub enum ApprovalDecision {
         /// Why, shown to the model.
         reason: String,
     },
-    /// Run with these arguments instead; they are checked again from schema validation on.
+    /// Run with these arguments instead. They go through every check again (trusted argument
+    /// rules, schema, path guard, permissions, script gate) and, when approval is still needed,
+    /// back to the approver; after too many edits the call is refused.
     Edit {
         /// The replacement arguments (a JSON object).
         args: Value,
