@@ -6,9 +6,12 @@
 //! the handler runs.
 #![warn(missing_docs)]
 
+pub mod approval;
+pub mod audit;
 pub mod call;
 pub mod context;
 pub mod decl;
+pub mod executor;
 pub mod guard;
 pub mod outcome;
 pub mod pin;
@@ -20,6 +23,7 @@ pub mod cli;
 
 pub use context::{ContextModifier, Progress, SessionState, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
+pub use executor::{CallResult, CallStatus, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;
 pub use outcome::{IntoToolOutcome, Json, Modified, ReasonCode, ToolOutcome};
 pub use registry::{Registry, RegistryError, ToolDef};

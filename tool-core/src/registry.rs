@@ -451,6 +451,7 @@ pub struct ToolRegistration {
 inventory::collect!(ToolRegistration);
 
 /// A registered tool: its definition and its compiled argument validator.
+#[derive(Clone)]
 pub struct RegisteredTool {
     def: ToolDef,
     validator: Arc<jsonschema::Validator>,
@@ -546,6 +547,7 @@ impl RegistryBuilder {
 }
 
 /// The set of tools a program offers: built once, immutable, fingerprinted.
+#[derive(Clone)]
 pub struct Registry {
     tools: BTreeMap<String, RegisteredTool>,
     dump: Vec<u8>,

@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 use crate::registry::Registry;
 
+pub mod call;
 mod dump;
 mod list;
 mod pin;
@@ -29,6 +30,8 @@ enum Command {
     Pin(pin::PinArgs),
     /// Check that the registry still matches the pinned dump and hash.
     Verify(pin::PinArgs),
+    /// Run calls read from stdin (one per line) through the executor; one JSON result per line.
+    Call(call::CallArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -75,6 +78,7 @@ where
         Command::Dump(args) => dump::run(registry, &args),
         Command::Pin(args) => pin::run_pin(registry, &args),
         Command::Verify(args) => pin::run_verify(registry, &args),
+        Command::Call(args) => call::run(registry, &args),
     };
     match result {
         Ok(code) => code,

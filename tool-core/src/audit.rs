@@ -1,0 +1,182 @@
+//! One audit event per call, written before the call returns.
+//!
+//! Events say what was decided, never what was passed: arguments appear only as the SHA-256 of
+//! their canonical bytes, so secrets in arguments never reach the log.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::approval::ApprovalStatus;
+use crate::decl::Risk;
+use crate::executor::CallStatus;
+use crate::outcome::ReasonCode;
+
+/// What the audit log records about one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEvent {
+    /// When the call finished, RFC 3339 UTC with milliseconds.
+    pub timestamp: String,
+    /// The session id.
+    pub session: String,
+    /// The tool name, when the call parsed.
+    pub tool: Option<String>,
+    /// The call id.
+    pub call_id: String,
+    /// `ok`, `refused` or `failed`.
+    pub status: CallStatus,
+    /// Why the call was refused or failed.
+    pub code: Option<ReasonCode>,
+    /// The tool's declared risk, when the tool is known.
+    pub risk: Option<Risk>,
+    /// How approval went.
+    pub approval: ApprovalStatus,
+    /// Safety rule ids that fired (review or deny).
+    pub rule_ids: Vec<String>,
+    /// Wall-clock time from receipt to result, in milliseconds.
+    pub duration_ms: u64,
+    /// SHA-256 (hex) of the canonical bytes of the final arguments, when the call parsed.
+    pub args_sha256: Option<String>,
+    /// SHA-256 of the registry's canonical dump: which tool set served the call.
+    pub registry_fingerprint: String,
+    /// `true` when the output was cut at the output cap.
+    pub truncated: bool,
+}
+
+/// Where audit events go. Implementations must be safe to call from concurrent calls.
+pub trait AuditSink: Send + Sync {
+    /// Record one event; return only once it is durable enough for this sink (written and
+    /// flushed for files).
+    fn record(&self, event: &AuditEvent) -> io::Result<()>;
+
+    /// `false` when events are dropped anyway, so the executor can skip preparing them.
+    fn is_enabled(&self) -> bool {
+        true
+    }
+}
+
+/// Drops every event (the default when no sink is configured).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoopAuditSink;
+
+impl AuditSink for NoopAuditSink {
+    fn record(&self, _event: &AuditEvent) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn is_enabled(&self) -> bool {
+        false
+    }
+}
+
+/// Appends one JSON line per event to a file, flushed before `record` returns.
+#[derive(Debug)]
+pub struct JsonlAuditSink {
+    file: Mutex<File>,
+}
+
+impl JsonlAuditSink {
+    /// Open `path` for appending, creating it when missing.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonlAuditSink {
+            file: Mutex::new(file),
+        })
+    }
+}
+
+impl AuditSink for JsonlAuditSink {
+    fn record(&self, event: &AuditEvent) -> io::Result<()> {
+        let mut line = serde_json::to_vec(event).map_err(io::Error::other)?;
+        line.push(b'\n');
+        // One write of the whole line under the lock: concurrent calls never interleave.
+        let mut file = self
+            .file
+            .lock()
+            .map_err(|_| io::Error::other("audit log lock poisoned"))?;
+        file.write_all(&line)?;
+        file.flush()
+    }
+}
+
+/// Keeps events in memory (tests, embedding applications that ship events elsewhere).
+#[derive(Debug, Default)]
+pub struct MemoryAuditSink {
+    events: Mutex<Vec<AuditEvent>>,
+}
+
+impl MemoryAuditSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of every event recorded so far, in order.
+    pub fn events(&self) -> Vec<AuditEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl AuditSink for MemoryAuditSink {
+    fn record(&self, event: &AuditEvent) -> io::Result<()> {
+        self.events
+            .lock()
+            .map_err(|_| io::Error::other("audit sink lock poisoned"))?
+            .push(event.clone());
+        Ok(())
+    }
+}
+
+/// Now, as RFC 3339 UTC with milliseconds (`2024-05-01T12:00:00.123Z`).
+pub fn timestamp_now() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format_rfc3339(since.as_secs(), since.subsec_millis())
+}
+
+/// Format seconds since the epoch as RFC 3339 UTC.
+fn format_rfc3339(secs: u64, millis: u32) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert_eq!(format_rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_rfc3339(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(
+            format_rfc3339(1_700_000_000, 999),
+            "2023-11-14T22:13:20.999Z"
+        );
+    }
+}

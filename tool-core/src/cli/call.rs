@@ -1,0 +1,311 @@
+//! `call`: run calls read one per line through the executor and write one JSON result per line.
+//!
+//! Output, one line per input line, in order:
+//! `{"line": N, "tool": NAME|null, "status": "ok"|"refused"|"failed", "code": REASON|null,
+//! "message": TEXT|null, "output": VALUE|null}`. `refused` means the handler never ran; `failed`
+//! means it ran and failed.
+//!
+//! A blank (whitespace-only) line still gets its result line, `refused` / `malformed_call`, so
+//! line numbers always match, but it is not sent to the executor: it is not audited and does not
+//! count against the error budget. A line longer than the parse limit or not UTF-8 is refused the
+//! same way, and audited.
+
+use std::fs::OpenOptions;
+use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::CliError;
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
+use crate::audit::JsonlAuditSink;
+use crate::call::{ParseError, ParseLimits};
+use crate::executor::{
+    CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError, DEFAULT_ERROR_BUDGET,
+};
+use crate::outcome::ReasonCode;
+use crate::registry::Registry;
+
+/// Who answers approval requests on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ApproveMode {
+    /// Deny every call that needs approval (the default: fail closed).
+    #[default]
+    Deny,
+    /// Approve every call that needs approval, one call at a time (never for the session); only
+    /// the guards stand in the way.
+    Allow,
+    /// Ask on the terminal (`/dev/tty`); deny when there is none.
+    Prompt,
+}
+
+/// Arguments of `call`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CallArgs {
+    /// The workspace root: relative paths are resolved against it, and no path may leave it.
+    #[arg(long)]
+    pub workspace: PathBuf,
+    /// Who approves calls that need approval.
+    #[arg(long, value_enum, default_value_t = ApproveMode::Deny)]
+    pub approve: ApproveMode,
+    /// Append one JSON audit line per call to this file.
+    #[arg(long)]
+    pub audit: Option<PathBuf>,
+    /// Consecutive failures before further calls are refused (0 = no limit).
+    #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
+    pub error_budget: u32,
+}
+
+/// Why `call` could not run (a bad call is never one of these: it gets a result line).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallCommandError {
+    /// The executor could not be built (bad workspace).
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+    /// The audit file could not be opened.
+    #[error("cannot open the audit log {path}: {source}")]
+    Audit {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// Reading input or writing output failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+pub(super) fn run(registry: &Registry, args: &CallArgs) -> Result<ExitCode, CliError> {
+    let stdin = io::stdin().lock();
+    let stdout = io::stdout().lock();
+    run_call(Arc::new(registry.clone()), stdin, stdout, args)
+        .map_err(|e| CliError(e.to_string()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run `call` over any input and output (what the command does with stdin and stdout).
+pub fn run_call(
+    registry: Arc<Registry>,
+    input: impl BufRead,
+    output: impl Write,
+    args: &CallArgs,
+) -> Result<(), CallCommandError> {
+    let mut config = ExecutorConfig::new(&args.workspace).error_budget(args.error_budget);
+    match args.approve {
+        ApproveMode::Deny => {}
+        ApproveMode::Allow => config = config.approver(Arc::new(FixedApprover::allow())),
+        ApproveMode::Prompt => config = config.approver(Arc::new(TtyApprover::default())),
+    }
+    if let Some(path) = &args.audit {
+        let sink = JsonlAuditSink::open(path).map_err(|source| CallCommandError::Audit {
+            path: path.clone(),
+            source,
+        })?;
+        config = config.audit(Arc::new(sink));
+    }
+    let executor = Executor::new(registry, config)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve_lines(&executor, input, output))
+}
+
+/// Execute each input line in one session and write its result line.
+pub async fn serve_lines(
+    executor: &Executor,
+    mut input: impl BufRead,
+    mut output: impl Write,
+) -> Result<(), CallCommandError> {
+    let session = executor.new_session();
+    let limit = ParseLimits::default().max_bytes;
+    let mut line_no: u64 = 0;
+    while let Some(line) = read_bounded_line(&mut input, limit)? {
+        line_no += 1;
+        let result_line = match line {
+            Line::Text(text) if text.trim().is_empty() => result_json(
+                line_no,
+                None,
+                CallStatus::Refused,
+                Some(ReasonCode::MalformedCall),
+                Some("empty line".to_owned()),
+                None,
+            ),
+            Line::Text(text) => {
+                to_json(line_no, executor.execute_text(&session, text.trim()).await)
+            }
+            Line::TooLong => {
+                let err = ParseError::new(format!("the line is longer than {limit} bytes"));
+                to_json(
+                    line_no,
+                    executor.execute_parsed(&session, Err(err), true).await,
+                )
+            }
+            Line::NotUtf8 => {
+                let err = ParseError::new("the line is not valid UTF-8");
+                to_json(
+                    line_no,
+                    executor.execute_parsed(&session, Err(err), true).await,
+                )
+            }
+        };
+        let mut bytes = serde_json::to_vec(&result_line).map_err(io::Error::other)?;
+        bytes.push(b'\n');
+        output.write_all(&bytes)?;
+        output.flush()?;
+    }
+    Ok(())
+}
+
+fn to_json(line: u64, r: CallResult) -> Value {
+    result_json(line, r.tool, r.status, r.code, r.message, r.output)
+}
+
+fn result_json(
+    line: u64,
+    tool: Option<String>,
+    status: CallStatus,
+    code: Option<ReasonCode>,
+    message: Option<String>,
+    output: Option<Value>,
+) -> Value {
+    json!({
+        "line": line,
+        "tool": tool,
+        "status": status.as_str(),
+        "code": code.map(ReasonCode::as_str),
+        "message": message,
+        "output": output,
+    })
+}
+
+enum Line {
+    Text(String),
+    TooLong,
+    NotUtf8,
+}
+
+/// Read one line (without its `\n`), keeping at most `limit` bytes in memory: the rest of an
+/// overlong line is skipped.
+fn read_bounded_line(input: &mut impl BufRead, limit: usize) -> io::Result<Option<Line>> {
+    let mut buf = Vec::new();
+    let mut too_long = false;
+    let mut saw_any = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        saw_any = true;
+        let (part, found_newline) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        if !too_long {
+            if buf.len() + part.len() > limit {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        let used = part.len() + usize::from(found_newline);
+        input.consume(used);
+        if found_newline {
+            break;
+        }
+    }
+    if !saw_any {
+        return Ok(None);
+    }
+    if too_long {
+        return Ok(Some(Line::TooLong));
+    }
+    if buf.last() == Some(&b'\r') {
+        buf.pop();
+    }
+    Ok(Some(match String::from_utf8(buf) {
+        Ok(s) => Line::Text(s),
+        Err(_) => Line::NotUtf8,
+    }))
+}
+
+/// Asks on the controlling terminal, one question at a time; denies when there is no terminal.
+#[derive(Debug, Default)]
+struct TtyApprover {
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl Approver for TtyApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let _turn = self.one_at_a_time.lock().await;
+            let request = request.clone();
+            tokio::task::spawn_blocking(move || ask_tty(&request))
+                .await
+                .unwrap_or_else(|_| ApprovalDecision::Deny {
+                    reason: "the terminal prompt failed".to_owned(),
+                })
+        })
+    }
+}
+
+fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
+    let deny = |reason: &str| ApprovalDecision::Deny {
+        reason: reason.to_owned(),
+    };
+    let Ok(tty) = OpenOptions::new().read(true).open("/dev/tty") else {
+        return deny("no terminal to ask for approval");
+    };
+    let session_choice = if request.session_grant_allowed {
+        ", [s] yes for this session"
+    } else {
+        ""
+    };
+    let mut err = io::stderr().lock();
+    let _ = write!(
+        err,
+        "approve `{}` ({})?\n  arguments: {}\n[y] yes once{session_choice}, anything else denies: ",
+        request.tool, request.reason, request.args
+    );
+    let _ = err.flush();
+    drop(err);
+    let mut answer = String::new();
+    if io::BufReader::new(tty).read_line(&mut answer).is_err() {
+        return deny("the terminal could not be read");
+    }
+    match answer.trim() {
+        "y" | "yes" => ApprovalDecision::Approve,
+        "s" if request.session_grant_allowed => ApprovalDecision::ApproveForSession,
+        _ => deny("denied at the terminal"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8], limit: usize) -> Vec<String> {
+        let mut r = io::BufReader::with_capacity(4, input);
+        let mut out = Vec::new();
+        while let Some(l) = read_bounded_line(&mut r, limit).expect("read") {
+            out.push(match l {
+                Line::Text(t) => t,
+                Line::TooLong => "<long>".into(),
+                Line::NotUtf8 => "<bytes>".into(),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_bounded_and_counted() {
+        assert_eq!(lines(b"ab\n\ncd", 10), vec!["ab", "", "cd"]);
+        assert_eq!(lines(b"abcdefghijkl\nx\r\n", 5), vec!["<long>", "x"]);
+        assert_eq!(lines(b"\xff\n", 5), vec!["<bytes>"]);
+        assert!(lines(b"", 5).is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+//! Sessions: the per-conversation state the executor keeps between calls.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::context::{ContextModifier, SessionState};
+
+/// One conversation with the executor: its error budget, its approval grants, its state and the
+/// calls in flight. Create one with [`Executor::new_session`](super::Executor::new_session); share
+/// it between concurrent calls of the same conversation.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    inner: Mutex<Inner>,
+    state: RwLock<Arc<SessionState>>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    consecutive_failures: u32,
+    grants: HashSet<String>,
+    cancel_all: CancellationToken,
+    in_flight: Vec<(u64, String, CancellationToken)>,
+    next_seq: u64,
+}
+
+/// Removes a call from the in-flight list when the call ends, however it ends.
+pub(crate) struct InFlight<'a> {
+    session: &'a Session,
+    seq: u64,
+    pub(crate) token: CancellationToken,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut inner = self.session.lock();
+        inner.in_flight.retain(|(s, _, _)| *s != self.seq);
+    }
+}
+
+impl Session {
+    pub(crate) fn new(id: String) -> Self {
+        Session {
+            id,
+            inner: Mutex::new(Inner::default()),
+            state: RwLock::new(Arc::new(SessionState::new())),
+        }
+    }
+
+    // A panic while holding the lock cannot leave `Inner` half-updated (every update is a single
+    // assignment or push), so a poisoned lock is still usable.
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The session id, as seen by tools and the audit log.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// A snapshot of the session state.
+    pub fn state(&self) -> Arc<SessionState> {
+        self.state
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Merge a context modifier into the session state (calls made later see it).
+    pub fn apply_modifier(&self, modifier: &ContextModifier) {
+        let mut guard = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        let mut next = (**guard).clone();
+        next.apply(modifier);
+        *guard = Arc::new(next);
+    }
+
+    /// Failures since the last success (or reset).
+    pub fn consecutive_failures(&self) -> u32 {
+        self.lock().consecutive_failures
+    }
+
+    /// Reset the error budget so calls are served again.
+    pub fn reset_budget(&self) {
+        self.lock().consecutive_failures = 0;
+    }
+
+    /// `true` when a session grant covers `tool`.
+    pub fn has_grant(&self, tool: &str) -> bool {
+        self.lock().grants.contains(tool)
+    }
+
+    /// Withdraw every session grant: later calls ask again.
+    pub fn revoke_grants(&self) {
+        self.lock().grants.clear();
+    }
+
+    /// Cancel every call of this session now in flight. Later calls are not affected.
+    pub fn cancel_all(&self) {
+        let mut inner = self.lock();
+        inner.cancel_all.cancel();
+        inner.cancel_all = CancellationToken::new();
+    }
+
+    /// Cancel the in-flight calls with this id; returns how many were cancelled.
+    pub fn cancel_call(&self, call_id: &str) -> usize {
+        let inner = self.lock();
+        let mut n = 0;
+        for (_, id, token) in &inner.in_flight {
+            if id == call_id {
+                token.cancel();
+                n += 1;
+            }
+        }
+        n
+    }
+
+    pub(crate) fn grant(&self, tool: &str) {
+        self.lock().grants.insert(tool.to_owned());
+    }
+
+    /// Count a result against the error budget: success resets it, failure adds one.
+    pub(crate) fn record(&self, success: bool) {
+        let mut inner = self.lock();
+        if success {
+            inner.consecutive_failures = 0;
+        } else {
+            inner.consecutive_failures = inner.consecutive_failures.saturating_add(1);
+        }
+    }
+
+    pub(crate) fn begin_call(&self, call_id: &str) -> InFlight<'_> {
+        let mut inner = self.lock();
+        let seq = inner.next_seq;
+        inner.next_seq += 1;
+        let token = inner.cancel_all.child_token();
+        inner
+            .in_flight
+            .push((seq, call_id.to_owned(), token.clone()));
+        drop(inner);
+        InFlight {
+            session: self,
+            seq,
+            token,
+        }
+    }
+}
