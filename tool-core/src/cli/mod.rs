@@ -9,6 +9,8 @@ use crate::registry::Registry;
 
 mod dump;
 mod list;
+#[cfg(feature = "mcp")]
+mod serve;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -24,6 +26,12 @@ enum Command {
     List,
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
+    /// Serve the tools over MCP (stdio or streamable HTTP).
+    #[cfg(feature = "mcp")]
+    Serve(serve::ServeArgs),
+    /// Start a third-party MCP server and serve its tools through our checks, over stdio.
+    #[cfg(feature = "mcp")]
+    Proxy(serve::ProxyArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -68,6 +76,10 @@ where
     let result = match cli.command {
         Command::List => list::run(registry),
         Command::Dump(args) => dump::run(registry, &args),
+        #[cfg(feature = "mcp")]
+        Command::Serve(args) => serve::run_serve(registry, &args),
+        #[cfg(feature = "mcp")]
+        Command::Proxy(args) => serve::run_proxy(&args),
     };
     match result {
         Ok(code) => code,
