@@ -15,11 +15,21 @@ use super::{quoted, ParseError, ParseLimits};
 
 /// Parse one JSON document under `limits`.
 pub(super) fn parse(doc: &str, limits: &ParseLimits) -> Result<Value, ParseError> {
-    prescan(doc, limits.depth())?;
+    parse_nested(doc, limits, 0)
+}
+
+/// Parse a JSON document that sits `base` levels deep in a call (the arguments string of an
+/// OpenAI call sits inside the call object), so depth means the same in every shape.
+pub(super) fn parse_nested(
+    doc: &str,
+    limits: &ParseLimits,
+    base: usize,
+) -> Result<Value, ParseError> {
+    prescan(doc, base, limits.depth())?;
     let mut de = serde_json::Deserializer::from_str(doc);
     let mut state = State {
         path: Vec::new(),
-        depth: 0,
+        depth: base,
         max_depth: limits.depth(),
         max_string_len: limits.max_string_len,
     };
@@ -32,9 +42,9 @@ pub(super) fn parse(doc: &str, limits: &ParseLimits) -> Result<Value, ParseError
 }
 
 /// One pass over the bytes: nesting depth and integer range, outside strings.
-fn prescan(doc: &str, max_depth: usize) -> Result<(), ParseError> {
+fn prescan(doc: &str, base: usize, max_depth: usize) -> Result<(), ParseError> {
     let bytes = doc.as_bytes();
-    let mut depth = 0usize;
+    let mut depth = base;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -57,7 +67,7 @@ fn prescan(doc: &str, max_depth: usize) -> Result<(), ParseError> {
                     )));
                 }
             }
-            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'}' | b']' => depth = depth.saturating_sub(1).max(base),
             b'-' | b'0'..=b'9' => {
                 let start = i;
                 while i + 1 < bytes.len()

@@ -93,7 +93,9 @@ pub struct ParseLimits {
     /// Longest accepted input, in bytes (for [`parse_batch`], the whole turn).
     pub max_bytes: usize,
     /// Deepest accepted nesting of arrays and objects, counted from the outermost one of the
-    /// document (a text action's argument list counts as one level). Capped at [`DEPTH_CEILING`].
+    /// document. A call's arguments count as they do in `{"tool": .., "args": {..}}`: the text
+    /// action `f(x=[1])` and the OpenAI arguments string `{"x": [1]}` are 3 levels deep, so a call
+    /// accepted in any shape is accepted in that one. Capped at [`DEPTH_CEILING`].
     pub max_depth: usize,
     /// Longest accepted string (values, keys, names, ids), in bytes once unescaped.
     pub max_string_len: usize,

@@ -280,7 +280,8 @@ fn arguments_string(
             "{path} must be a string holding a JSON object"
         )));
     };
-    match json::parse(&text, limits) {
+    // Depth 1 is the call object around the arguments, as in `{"tool", "args"}`.
+    match json::parse_nested(&text, limits, 1) {
         Ok(Value::Object(args)) => Ok(args),
         Ok(_) => Err(ParseError::new(format!("{path} must hold a JSON object"))),
         Err(e) => Err(ParseError::new(format!("in {path}: {}", e.message))),

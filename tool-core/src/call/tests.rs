@@ -272,6 +272,34 @@ fn depth_limit_counts_from_the_document_root() {
     assert!(parse_call(r#"{"tool": "a", "args": {"x": "[[[[[[\"{{{"}}"#, &limits).is_ok());
 }
 
+/// Depth means the same in every shape, so a call accepted in one shape is accepted in
+/// `{"tool", "args"}` under the same limits.
+#[test]
+fn depth_is_the_same_in_every_shape() {
+    let limits = ParseLimits {
+        max_depth: 3,
+        ..ParseLimits::default()
+    };
+    let fits = [
+        "f(x=[1])",
+        r#"{"type": "function", "function": {"name": "f", "arguments": "{\"x\": [1]}"}}"#,
+        r#"{"type": "tool_use", "id": "t", "name": "f", "input": {"x": [1]}}"#,
+    ];
+    for input in fits {
+        assert!(parse_call(input, &limits).is_ok(), "{input}");
+    }
+    refused_with(
+        "f(x=[[1]])",
+        &limits,
+        "nesting deeper than 3 levels at byte 5",
+    );
+    refused_with(
+        r#"{"type": "function", "function": {"name": "f", "arguments": "{\"x\": [[1]]}"}}"#,
+        &limits,
+        "in $.function.arguments: nesting deeper than 3 levels at byte 7",
+    );
+}
+
 #[test]
 fn depth_limit_has_a_ceiling() {
     let limits = ParseLimits {

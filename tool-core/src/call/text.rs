@@ -21,7 +21,8 @@ pub(super) fn parse(input: &str, limits: &ParseLimits) -> Result<ToolCall, Parse
     let mut p = Parser {
         src: input,
         pos: 0,
-        depth: 0,
+        // The call itself is one level, as the object around `args` is in `{"tool", "args"}`.
+        depth: 1,
         max_depth: limits.depth(),
         max_string_len: limits.max_string_len,
     };
@@ -261,8 +262,8 @@ impl Parser<'_> {
     }
 
     fn list(&mut self) -> Result<Value, ParseError> {
-        self.pos += 1;
         self.enter()?;
+        self.pos += 1;
         let mut items = Vec::new();
         loop {
             self.skip_ws();
@@ -292,8 +293,8 @@ impl Parser<'_> {
     }
 
     fn dict(&mut self) -> Result<Value, ParseError> {
-        self.pos += 1;
         self.enter()?;
+        self.pos += 1;
         let mut obj = Map::new();
         loop {
             self.skip_ws();
