@@ -34,3 +34,8 @@ pub use tool_macros::tool;
 
 #[doc(hidden)]
 pub mod __private;
+
+/// The README's example, compiled and run as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
