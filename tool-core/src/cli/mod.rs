@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use crate::registry::Registry;
 
 pub mod call;
+mod demo;
 mod dump;
 mod list;
 mod pin;
@@ -26,6 +27,8 @@ struct Cli {
 enum Command {
     /// List the registered tools: name, risk, flags.
     List,
+    /// Run a scripted agent session through the executor in a fresh temporary workspace.
+    Demo(demo::DemoArgs),
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
     /// Write the canonical dump and its SHA-256 into a directory.
@@ -83,6 +86,7 @@ where
     };
     let result = match cli.command {
         Command::List => list::run(registry),
+        Command::Demo(args) => demo::run(registry, &args),
         Command::Dump(args) => dump::run(registry, &args),
         Command::Pin(args) => pin::run_pin(registry, &args),
         Command::Verify(args) => pin::run_verify(registry, &args),
