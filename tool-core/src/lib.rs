@@ -12,6 +12,7 @@ pub mod decl;
 pub mod guard;
 pub mod outcome;
 pub mod registry;
+pub mod safety;
 pub mod schema;
 
 #[cfg(feature = "cli")]

@@ -9,6 +9,7 @@ use crate::registry::Registry;
 
 mod dump;
 mod list;
+mod scan;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -24,6 +25,8 @@ enum Command {
     List,
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
+    /// Scan a bash or Python script and print the safety report as JSON.
+    Scan(scan::ScanArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -68,6 +71,7 @@ where
     let result = match cli.command {
         Command::List => list::run(registry),
         Command::Dump(args) => dump::run(registry, &args),
+        Command::Scan(args) => scan::run(&args),
     };
     match result {
         Ok(code) => code,
