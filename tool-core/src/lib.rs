@@ -16,6 +16,7 @@ pub mod guard;
 pub mod outcome;
 pub mod pin;
 pub mod registry;
+pub mod safety;
 pub mod schema;
 
 #[cfg(feature = "cli")]

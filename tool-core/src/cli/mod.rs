@@ -14,6 +14,7 @@ mod list;
 mod pin;
 #[cfg(feature = "mcp")]
 mod serve;
+mod scan;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -43,6 +44,8 @@ enum Command {
     /// Start a third-party MCP server and serve its tools through our checks, over stdio.
     #[cfg(feature = "mcp")]
     Proxy(serve::ProxyArgs),
+    /// Scan a bash or Python script and print the safety report as JSON.
+    Scan(scan::ScanArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -95,6 +98,7 @@ where
         Command::Serve(args) => serve::run_serve(registry, &args),
         #[cfg(feature = "mcp")]
         Command::Proxy(args) => serve::run_proxy(&args),
+        Command::Scan(args) => scan::run(&args),
     };
     match result {
         Ok(code) => code,
