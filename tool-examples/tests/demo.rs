@@ -41,7 +41,7 @@ fn demo_runs_every_step_and_writes_the_audit_log() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
         .collect();
-    assert_eq!(events.len(), 16, "one audit event per call");
+    assert_eq!(events.len(), 17, "one audit event per call");
     assert!(
         !log.contains("look around"),
         "audit lines never hold argument values"

@@ -12,9 +12,9 @@ mod demo;
 mod dump;
 mod list;
 mod pin;
+mod scan;
 #[cfg(feature = "mcp")]
 mod serve;
-mod scan;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -107,6 +107,16 @@ where
             ExitCode::from(1)
         }
     }
+}
+
+/// The executor configuration every command shares: the static script scan with the default
+/// policy as the script gate, so script tools run only after a scan.
+pub(crate) fn executor_config(
+    config: crate::executor::ExecutorConfig,
+) -> Result<crate::executor::ExecutorConfig, CliError> {
+    let gate = crate::safety::ScannerGate::with_default_policy()
+        .map_err(|e| CliError(format!("the default safety policy is invalid: {e}")))?;
+    Ok(config.script_gate(std::sync::Arc::new(gate)))
 }
 
 /// A CLI failure: a message for stderr.

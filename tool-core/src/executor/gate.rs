@@ -13,6 +13,13 @@ use crate::decl::ToolDecl;
 pub trait ScriptGate: Send + Sync {
     /// Judge one call. Errors inside the scanner must come back as [`GateVerdict::Deny`].
     fn check(&self, decl: &ToolDecl, final_args: &Value) -> GateVerdict;
+
+    /// Judge one call and return the scan's audit fields (decision, risk level, rule ids, scan
+    /// duration, redaction, script hash, policy version; never the script) for the call's audit
+    /// event. The executor fills in `approval` and `blocked` once the call is decided.
+    fn check_audited(&self, decl: &ToolDecl, final_args: &Value) -> (GateVerdict, Option<Value>) {
+        (self.check(decl, final_args), None)
+    }
 }
 
 /// A gate's verdict.

@@ -20,6 +20,7 @@ mod audit;
 mod bash;
 mod catalog;
 mod executor;
+mod gate;
 mod paths;
 mod policy;
 mod python;
@@ -38,6 +39,7 @@ pub use catalog::{builtin_rules, RuleInfo};
 pub use executor::{
     CodeBlock, CodeExecError, CodeExecutor, CodeOutput, GuardedCodeExecutor, ReviewApprover,
 };
+pub use gate::ScannerGate;
 pub use policy::{Allowlist, PolicyError, RuleAction, SafetyPolicy};
 pub use redact::{redact, EVIDENCE_MAX_CHARS};
 pub use scanner::{CallView, CommandView, SafetyRule, ScanContext, Scanner};
