@@ -35,6 +35,14 @@ pub enum GateVerdict {
         /// The rule ids that fired.
         rule_ids: Vec<String>,
     },
+    /// A human review was needed and the policy blocks on review instead of asking
+    /// (`review_required`).
+    ReviewBlocked {
+        /// The rule ids that fired.
+        rule_ids: Vec<String>,
+        /// Why, shown to the model.
+        message: String,
+    },
     /// Refused (`safety_denied`).
     Deny {
         /// The rule ids that fired.

@@ -697,6 +697,10 @@ impl Executor {
                         rec.rule_ids.clone_from(&rule_ids);
                         review = Some((summary, rule_ids));
                     }
+                    GateVerdict::ReviewBlocked { rule_ids, message } => {
+                        rec.rule_ids = rule_ids;
+                        return refuse(ReasonCode::ReviewRequired, message);
+                    }
                     GateVerdict::Deny { rule_ids, message } => {
                         rec.rule_ids = rule_ids;
                         return refuse(ReasonCode::SafetyDenied, message);

@@ -104,7 +104,7 @@ fn verdict_of(report: &SafetyReport, block_on_review: bool) -> GateVerdict {
             summary: summary(),
             rule_ids,
         },
-        SafetyDecision::NeedsHumanReview => GateVerdict::Deny {
+        SafetyDecision::NeedsHumanReview => GateVerdict::ReviewBlocked {
             message: format!(
                 "the safety scan asks for human review and the policy blocks on review ({})",
                 rule_ids.join(", ")
