@@ -10,9 +10,11 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::guard::path::WorkspacePath;
+
+/// The cancellation token of calls and batches (re-exported so callers need no extra dependency).
+pub use tokio_util::sync::CancellationToken;
 
 /// The key prefix under which file tools record what they did to a file (`file_history/<path>`).
 pub const FILE_HISTORY_PREFIX: &str = "file_history/";
