@@ -653,3 +653,59 @@ async fn unparsed_and_unknown_calls_are_refused_in_place() {
     assert_eq!(results[2].code, Some(ReasonCode::UnknownTool));
     assert_eq!(results[2].call_id, "x2");
 }
+
+#[test]
+fn the_cli_answers_a_batch_line_with_one_array_line() {
+    use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::write(ws.path().join("a.txt"), "A").expect("a");
+    let runs = Runs::default();
+    let batch = json!([
+        {"tool": "read_file", "args": {"path": "a.txt"}},
+        {"tool": "list_dir", "args": {"path": "."}},
+        {"tool": "read_file", "args": {"path": "a.txt"}, "extra": 1},
+        {"tool": "read_file", "args": {"path": "../escape"}},
+    ]);
+    let input = format!(
+        "{batch}\n{}\n[]\n[not json\n",
+        json!({"tool": "read_file", "args": {"path": "a.txt"}})
+    );
+    let args = CallArgs {
+        workspace: ws.path().to_path_buf(),
+        approve: ApproveMode::Deny,
+        audit: None,
+        error_budget: 0,
+        batch: true,
+        max_concurrency: 4,
+    };
+    let mut out = Vec::new();
+    run_call(
+        registry(exec_support::file_tools(&runs)),
+        input.as_bytes(),
+        &mut out,
+        &args,
+    )
+    .expect("call runs");
+    let lines: Vec<Value> = String::from_utf8(out)
+        .expect("utf8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 4, "one answer line per input line");
+    let turn = lines[0]
+        .as_array()
+        .expect("a batch line is answered with an array");
+    assert_eq!(turn.len(), 4);
+    for (i, r) in turn.iter().enumerate() {
+        assert_eq!(r["line"], 1);
+        assert_eq!(r["index"], i);
+    }
+    assert_eq!(turn[0]["output"], "A");
+    assert_eq!(turn[1]["output"], json!(["a.txt"]));
+    assert_eq!(turn[2]["code"], "malformed_call");
+    assert_eq!(turn[3]["code"], "path_outside_workspace");
+    assert_eq!(lines[1]["output"], "A", "a single call is served as before");
+    assert_eq!(lines[2], json!([]));
+    assert_eq!(lines[3]["code"], "malformed_call");
+    assert_eq!(runs.count(), 3);
+}
