@@ -87,6 +87,8 @@ fn a_hostile_stream_changes_nothing_outside_the_workspace() {
         approve: ApproveMode::Allow,
         audit: None,
         error_budget: 0,
+        batch: false,
+        max_concurrency: 10,
     };
     let out = run(&input, &args);
 
@@ -169,6 +171,8 @@ fn deny_mode_refuses_mutations_and_audit_gets_one_line_per_call() {
         approve: ApproveMode::Deny,
         audit: Some(audit.clone()),
         error_budget: 5,
+        batch: false,
+        max_concurrency: 10,
     };
     let out = run(&input, &args);
     let statuses: Vec<&str> = out
@@ -197,6 +201,8 @@ fn a_missing_workspace_is_an_error_not_a_fallback_to_the_cwd() {
         approve: ApproveMode::Allow,
         audit: None,
         error_budget: 5,
+        batch: false,
+        max_concurrency: 10,
     };
     let mut out = Vec::new();
     assert!(run_call(registry(file_tools(&runs)), &b"{}\n"[..], &mut out, &args).is_err());

@@ -1,16 +1,68 @@
 //! Per-call context handed to tools, and the modifiers through which tools change session state.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::guard::path::WorkspacePath;
+
+/// The cancellation token of calls and batches (re-exported so callers need no extra dependency).
+pub use tokio_util::sync::CancellationToken;
+
+/// The key prefix under which file tools record what they did to a file (`file_history/<path>`).
+pub const FILE_HISTORY_PREFIX: &str = "file_history/";
+
+/// A typed key into the session state: its name and the type of its value, so the tool that
+/// writes an entry and the tool that reads it agree on both.
+pub struct StateKey<T> {
+    name: Cow<'static, str>,
+    _value: PhantomData<fn() -> T>,
+}
+
+impl<T> StateKey<T> {
+    /// A key with a fixed name.
+    pub const fn new(name: &'static str) -> Self {
+        StateKey {
+            name: Cow::Borrowed(name),
+            _value: PhantomData,
+        }
+    }
+
+    /// A key with a name made at run time (e.g. `memory/<key>`).
+    pub fn named(name: impl Into<String>) -> Self {
+        StateKey {
+            name: Cow::Owned(name.into()),
+            _value: PhantomData,
+        }
+    }
+
+    /// The key's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<T> Clone for StateKey<T> {
+    fn clone(&self) -> Self {
+        StateKey {
+            name: self.name.clone(),
+            _value: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for StateKey<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("StateKey").field(&self.name).finish()
+    }
+}
 
 /// A change to the session state, returned by a tool; the executor merges it in call order.
 ///
@@ -32,6 +84,11 @@ impl ContextModifier {
         let value = serde_json::to_value(value).unwrap_or(Value::Null);
         self.entries.insert(key.into(), value);
         self
+    }
+
+    /// Set a typed entry.
+    pub fn put<T: Serialize>(&mut self, key: &StateKey<T>, value: &T) -> &mut Self {
+        self.set(key.name(), value)
     }
 
     /// Builder form of [`ContextModifier::set`].
@@ -80,9 +137,29 @@ impl SessionState {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
     }
 
+    /// The value of a typed entry; `None` when absent or of another type.
+    pub fn read<T: DeserializeOwned>(&self, key: &StateKey<T>) -> Option<T> {
+        self.get(key.name())
+    }
+
     /// Every entry, in key order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The entries whose key starts with `prefix`, in key order, with the prefix removed.
+    pub fn prefixed<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a Value)> {
+        self.entries
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .map_while(move |(k, v)| k.strip_prefix(prefix).map(|rest| (rest, v)))
+    }
+
+    /// The file history: what file tools recorded per workspace-relative path, in path order.
+    pub fn file_history(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.prefixed(FILE_HISTORY_PREFIX)
     }
 
     /// Apply a modifier (the executor does this; tools only return modifiers).
@@ -108,6 +185,17 @@ pub struct Progress {
 
 /// Where progress reports go (a UI callback, a channel, an MCP notification).
 pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// A progress sink that queues reports, in the order they are made, for a receiver to stream
+/// (reports made after the receiver is dropped are discarded).
+pub fn progress_channel() -> (ProgressSink, tokio::sync::mpsc::UnboundedReceiver<Progress>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink: ProgressSink = Arc::new(move |p| {
+        // A closed receiver means nobody listens any more, which is allowed.
+        let _ = tx.send(p);
+    });
+    (sink, rx)
+}
 
 /// Everything a tool may know about the call it serves. One per call, never shared or global.
 #[derive(Clone)]

@@ -25,7 +25,7 @@ pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-pub use context::{ContextModifier, Progress, SessionState, ToolContext};
+pub use context::{ContextModifier, Progress, SessionState, StateKey, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
 pub use executor::{CallResult, CallStatus, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;

@@ -5,6 +5,12 @@
 //! "message": TEXT|null, "output": VALUE|null}`. `refused` means the handler never ran; `failed`
 //! means it ran and failed.
 //!
+//! With `--batch`, a line holding a JSON array of calls (one model turn) runs as one batch
+//! ([`Executor::run_batch_parsed`]) and is answered with one line holding a JSON array of result
+//! objects, in call order, each as above plus `"index"` (its place in the array). An element that
+//! is not a valid call is refused (`malformed_call`) in its place without stopping the others. Any
+//! other line is served as without `--batch`.
+//!
 //! A blank (whitespace-only) line still gets its result line, `refused` / `malformed_call`, so
 //! line numbers always match, but it is not sent to the executor: it is not audited and does not
 //! count against the error budget. A line longer than the parse limit or not UTF-8 is refused the
@@ -22,9 +28,10 @@ use serde_json::{json, Value};
 use super::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
-use crate::call::{ParseError, ParseLimits};
+use crate::call::{parse_call, ParseError, ParseLimits, ToolCall};
 use crate::executor::{
-    CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError, DEFAULT_ERROR_BUDGET,
+    BatchOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
+    DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
 };
 use crate::outcome::ReasonCode;
 use crate::registry::Registry;
@@ -57,6 +64,13 @@ pub struct CallArgs {
     /// Consecutive failures before further calls are refused (0 = no limit).
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     pub error_budget: u32,
+    /// Accept a JSON array of calls on one line and run it as one batch (concurrency-safe calls
+    /// together), answered with one JSON array line.
+    #[arg(long)]
+    pub batch: bool,
+    /// How many concurrency-safe calls of a batch run at the same time.
+    #[arg(long, default_value_t = DEFAULT_MAX_CONCURRENCY)]
+    pub max_concurrency: usize,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -100,6 +114,7 @@ pub fn run_call(
     let gate = crate::safety::ScannerGate::with_default_policy()?;
     let mut config = ExecutorConfig::new(&args.workspace)
         .error_budget(args.error_budget)
+        .max_concurrency(args.max_concurrency)
         .script_gate(Arc::new(gate));
     match args.approve {
         ApproveMode::Deny => {}
@@ -117,17 +132,46 @@ pub fn run_call(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(serve_lines(&executor, input, output))
+    let mode = if args.batch {
+        LineMode::Batch
+    } else {
+        LineMode::Single
+    };
+    runtime.block_on(serve_lines_as(&executor, input, output, mode))
+}
+
+/// Longest batch accepted on one line; a longer array is refused as a whole.
+pub const MAX_BATCH_CALLS: usize = 256;
+
+/// How `call` reads its lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineMode {
+    /// One call per line.
+    #[default]
+    Single,
+    /// A line may also hold a JSON array of calls, run as one batch.
+    Batch,
 }
 
 /// Execute each input line in one session and write its result line.
 pub async fn serve_lines(
     executor: &Executor,
+    input: impl BufRead,
+    output: impl Write,
+) -> Result<(), CallCommandError> {
+    serve_lines_as(executor, input, output, LineMode::Single).await
+}
+
+/// [`serve_lines`], reading batches when `mode` is [`LineMode::Batch`].
+pub async fn serve_lines_as(
+    executor: &Executor,
     mut input: impl BufRead,
     mut output: impl Write,
+    mode: LineMode,
 ) -> Result<(), CallCommandError> {
     let session = executor.new_session();
-    let limit = ParseLimits::default().max_bytes;
+    let limits = ParseLimits::default();
+    let limit = limits.max_bytes;
     let mut line_no: u64 = 0;
     while let Some(line) = read_bounded_line(&mut input, limit)? {
         line_no += 1;
@@ -140,9 +184,29 @@ pub async fn serve_lines(
                 Some("empty line".to_owned()),
                 None,
             ),
-            Line::Text(text) => {
-                to_json(line_no, executor.execute_text(&session, text.trim()).await)
-            }
+            Line::Text(text) => match batch_of(mode, text.trim(), &limits) {
+                Some(Ok(calls)) => {
+                    let results = executor
+                        .run_batch_parsed(&session, calls, BatchOptions::default())
+                        .await;
+                    Value::Array(
+                        results
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, r)| {
+                                let mut v = to_json(line_no, r);
+                                v["index"] = json!(i);
+                                v
+                            })
+                            .collect(),
+                    )
+                }
+                Some(Err(err)) => to_json(
+                    line_no,
+                    executor.execute_parsed(&session, Err(err), true).await,
+                ),
+                None => to_json(line_no, executor.execute_text(&session, text.trim()).await),
+            },
             Line::TooLong => {
                 let err = ParseError::new(format!("the line is longer than {limit} bytes"));
                 to_json(
@@ -164,6 +228,36 @@ pub async fn serve_lines(
         output.flush()?;
     }
     Ok(())
+}
+
+/// In batch mode, a line that is a JSON array: each element parsed as one call (`None`: not a
+/// batch line). A line that starts like an array but is not one is a malformed call.
+fn batch_of(
+    mode: LineMode,
+    text: &str,
+    limits: &ParseLimits,
+) -> Option<Result<Vec<Result<ToolCall, ParseError>>, ParseError>> {
+    if mode != LineMode::Batch || !text.starts_with('[') {
+        return None;
+    }
+    let items = match serde_json::from_str::<Vec<Value>>(text) {
+        Ok(items) => items,
+        Err(e) => {
+            return Some(Err(ParseError::new(format!(
+                "invalid batch (a JSON array of calls): {e}"
+            ))))
+        }
+    };
+    if items.len() > MAX_BATCH_CALLS {
+        return Some(Err(ParseError::new(format!(
+            "the batch has {} calls; the limit is {MAX_BATCH_CALLS}",
+            items.len()
+        ))));
+    }
+    Some(Ok(items
+        .into_iter()
+        .map(|item| parse_call(&item.to_string(), limits))
+        .collect()))
 }
 
 fn to_json(line: u64, r: CallResult) -> Value {

@@ -34,9 +34,11 @@ use crate::guard::path::{PathGuard, WorkspaceError, WorkspacePath};
 use crate::outcome::{ReasonCode, ToolOutcome};
 use crate::registry::{RegisteredTool, Registry};
 
+mod batch;
 mod gate;
 mod session;
 
+pub use batch::BatchOptions;
 pub use gate::{GateVerdict, ScriptGate};
 pub use session::Session;
 
@@ -48,6 +50,8 @@ pub const DEFAULT_OUTPUT_CAP: usize = 64 * 1024;
 pub const DEFAULT_ERROR_BUDGET: u32 = 5;
 /// Default number of times an approver may edit one call's arguments.
 pub const DEFAULT_MAX_EDIT_ROUNDS: u32 = 3;
+/// Default number of concurrency-safe calls of one batch that run at the same time.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 
 /// A caller-supplied transform of a call's arguments, run before the trusted overrides and
 /// defaults; `Err(reason)` refuses the call with `invalid_arguments`.
@@ -104,6 +108,8 @@ pub struct ExecutorConfig {
     defaults: Vec<ArgRule>,
     max_edit_rounds: u32,
     parse_limits: ParseLimits,
+    max_concurrency: usize,
+    session_output_budget: Option<usize>,
 }
 
 impl std::fmt::Debug for ExecutorConfig {
@@ -120,6 +126,8 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("overrides", &self.overrides)
             .field("defaults", &self.defaults)
             .field("max_edit_rounds", &self.max_edit_rounds)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("session_output_budget", &self.session_output_budget)
             .finish_non_exhaustive()
     }
 }
@@ -142,6 +150,8 @@ impl ExecutorConfig {
             defaults: Vec::new(),
             max_edit_rounds: DEFAULT_MAX_EDIT_ROUNDS,
             parse_limits: ParseLimits::default(),
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            session_output_budget: None,
         }
     }
 
@@ -237,6 +247,19 @@ impl ExecutorConfig {
     /// Limits for [`Executor::execute_text`].
     pub fn parse_limits(mut self, limits: ParseLimits) -> Self {
         self.parse_limits = limits;
+        self
+    }
+
+    /// How many concurrency-safe calls of one batch may run at the same time (at least 1).
+    pub fn max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// Output bytes a new session may return in total over all its calls (`None`, the default:
+    /// only the per-call cap applies). Output over what remains is cut with a marker.
+    pub fn session_output_budget(mut self, bytes: Option<usize>) -> Self {
+        self.session_output_budget = bytes;
         self
     }
 }
@@ -347,6 +370,41 @@ struct Record {
     truncated: bool,
 }
 
+impl Record {
+    fn new() -> Self {
+        Record {
+            risk: None,
+            approval: ApprovalStatus::NotReached,
+            rule_ids: Vec::new(),
+            safety: None,
+            args_sha256: None,
+            truncated: false,
+        }
+    }
+}
+
+/// The tracing span of one call; the outcome fields are recorded when it ends.
+fn call_span(session: &Session, tool: Option<&str>, call_id: &str) -> tracing::Span {
+    tracing::info_span!(
+        "tool.call",
+        session.id = %session.id(),
+        tool.name = tool.unwrap_or(""),
+        tool.call_id = %call_id,
+        tool.status = Empty,
+        tool.code = Empty,
+        tool.approval = Empty,
+        tool.safety.rule_ids = Empty,
+    )
+}
+
+/// Where a running call belongs: its batch (whose cancellation stops it) and where its progress
+/// reports go.
+#[derive(Default, Clone)]
+struct RunEnv {
+    parent: Option<tokio_util::sync::CancellationToken>,
+    progress: Option<crate::context::ProgressSink>,
+}
+
 /// A call that passed steps 3–7.
 struct Checked {
     args: Value,
@@ -380,12 +438,15 @@ impl Executor {
     /// Start a session with a fresh id (`session-N`).
     pub fn new_session(&self) -> Arc<Session> {
         let n = self.next_session.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Session::new(format!("session-{n}")))
+        Arc::new(Session::new(
+            format!("session-{n}"),
+            self.config.session_output_budget,
+        ))
     }
 
     /// Start a session with the caller's id (e.g. a conversation id).
     pub fn session_with_id(&self, id: impl Into<String>) -> Arc<Session> {
-        Arc::new(Session::new(id.into()))
+        Arc::new(Session::new(id.into(), self.config.session_output_budget))
     }
 
     /// Cancel one in-flight call of `session` (by id), or all of them (`None`).
@@ -424,40 +485,12 @@ impl Executor {
         merge_modifier: bool,
     ) -> CallResult {
         let start = Instant::now();
-        let (tool, call_id) = match &parsed {
-            Ok(call) => (Some(call.name.clone()), call.id.clone()),
-            Err(_) => (None, None),
-        };
-        let call_id = call_id
-            .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
-        let span = tracing::info_span!(
-            "tool.call",
-            session.id = %session.id(),
-            tool.name = tool.as_deref().unwrap_or(""),
-            tool.call_id = %call_id,
-            tool.status = Empty,
-            tool.code = Empty,
-            tool.approval = Empty,
-            tool.safety.rule_ids = Empty,
-        );
-        let mut rec = Record {
-            risk: None,
-            approval: ApprovalStatus::NotReached,
-            rule_ids: Vec::new(),
-            safety: None,
-            args_sha256: None,
-            truncated: false,
-        };
+        let (tool, call_id) = self.identify(&parsed);
+        let span = call_span(session, tool.as_deref(), &call_id);
+        let mut rec = Record::new();
         let verdict = async {
-            let budget = self.config.error_budget;
-            if budget > 0 && session.consecutive_failures() >= budget {
-                return Verdict::Refused(
-                    ReasonCode::ErrorBudgetExhausted,
-                    format!(
-                        "{budget} consecutive calls failed in this session; no more calls run \
-                         until the error budget is reset"
-                    ),
-                );
+            if let Some(refused) = self.budget_refusal(session) {
+                return refused;
             }
             match parsed {
                 Err(e) => Verdict::Refused(e.code(), e.to_string()),
@@ -478,6 +511,31 @@ impl Executor {
         )
     }
 
+    /// The tool name (when parsed) and the call id (the provider's, or a fresh `call-N`).
+    fn identify(&self, parsed: &Result<ToolCall, ParseError>) -> (Option<String>, String) {
+        let (tool, call_id) = match parsed {
+            Ok(call) => (Some(call.name.clone()), call.id.clone()),
+            Err(_) => (None, None),
+        };
+        let call_id = call_id
+            .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
+        (tool, call_id)
+    }
+
+    /// The refusal owed when the session's error budget is spent.
+    fn budget_refusal(&self, session: &Session) -> Option<Verdict> {
+        let budget = self.config.error_budget;
+        (budget > 0 && session.consecutive_failures() >= budget).then(|| {
+            Verdict::Refused(
+                ReasonCode::ErrorBudgetExhausted,
+                format!(
+                    "{budget} consecutive calls failed in this session; no more calls run \
+                     until the error budget is reset"
+                ),
+            )
+        })
+    }
+
     /// Steps 2–9 for a parsed call.
     async fn pipeline(
         &self,
@@ -486,11 +544,29 @@ impl Executor {
         call: ToolCall,
         rec: &mut Record,
     ) -> Verdict {
+        match self.prepare(session, call_id, call, rec).await {
+            Ok((tool, checked)) => {
+                self.run(session, call_id, tool, checked, rec, &RunEnv::default())
+                    .await
+            }
+            Err(refused) => refused,
+        }
+    }
+
+    /// Steps 2–8: everything before the handler may start. `Ok` means the call may run as
+    /// checked; `Err` is the refusal.
+    async fn prepare(
+        &self,
+        session: &Session,
+        call_id: &str,
+        call: ToolCall,
+        rec: &mut Record,
+    ) -> Result<(&RegisteredTool, Checked), Verdict> {
         let Some(tool) = self.registry.get(&call.name) else {
-            return Verdict::Refused(
+            return Err(Verdict::Refused(
                 ReasonCode::UnknownTool,
                 format!("no tool named `{}` is registered", call.name),
-            );
+            ));
         };
         let decl = tool.decl();
         rec.risk = Some(decl.risk);
@@ -499,7 +575,7 @@ impl Executor {
         let checked = loop {
             let checked = match self.check(tool, args, rec) {
                 Ok(c) => c,
-                Err(v) => return v,
+                Err(v) => return Err(v),
             };
             let review = checked.review.is_some();
             if !review && !risk_needs_approval(decl.risk) {
@@ -513,7 +589,7 @@ impl Executor {
             }
             let Some(approver) = &self.config.approver else {
                 rec.approval = ApprovalStatus::NoApprover;
-                return match checked.review {
+                return Err(match checked.review {
                     Some((summary, _)) => Verdict::Refused(
                         ReasonCode::ReviewRequired,
                         format!("the safety scan asks for human review and no approver is configured: {summary}"),
@@ -525,7 +601,7 @@ impl Executor {
                             decl.name, decl.risk
                         ),
                     ),
-                };
+                });
             };
             let request = ApprovalRequest {
                 session_id: session.id().to_owned(),
@@ -565,30 +641,30 @@ impl Executor {
                 }
                 ApprovalDecision::Deny { reason } => {
                     rec.approval = ApprovalStatus::Denied;
-                    return Verdict::Refused(
+                    return Err(Verdict::Refused(
                         ReasonCode::ApprovalDenied,
                         format!("approval denied: {reason}"),
-                    );
+                    ));
                 }
                 ApprovalDecision::Edit { args: edited } => {
                     round += 1;
                     if round > self.config.max_edit_rounds {
                         rec.approval = ApprovalStatus::EditLimit;
-                        return Verdict::Refused(
+                        return Err(Verdict::Refused(
                             ReasonCode::ApprovalDenied,
                             format!(
                                 "the arguments were edited more than {} times",
                                 self.config.max_edit_rounds
                             ),
-                        );
+                        ));
                     }
                     match edited {
                         Value::Object(m) => args = m,
                         _ => {
-                            return Verdict::Refused(
+                            return Err(Verdict::Refused(
                                 ReasonCode::InvalidArguments,
                                 "the edited arguments are not a JSON object".to_owned(),
-                            )
+                            ))
                         }
                     }
                 }
@@ -599,7 +675,7 @@ impl Executor {
                 &checked.args,
             ))));
         }
-        self.run(session, call_id, tool, checked, rec).await
+        Ok((tool, checked))
     }
 
     /// Steps 3–7 on one version of the arguments.
@@ -733,6 +809,7 @@ impl Executor {
         tool: &RegisteredTool,
         checked: Checked,
         rec: &mut Record,
+        env: &RunEnv,
     ) -> Verdict {
         let decl = tool.decl();
         let limits = self
@@ -746,13 +823,23 @@ impl Executor {
             .or(decl.timeout)
             .unwrap_or(self.config.default_timeout);
         let cap = limits.output_cap.unwrap_or(self.config.default_output_cap);
-        let in_flight = session.begin_call(call_id);
+        let budget = session.output_remaining().map_or(cap, |left| left.min(cap));
+        let in_flight = session.begin_call(call_id, env.parent.as_ref());
         let token = in_flight.token.clone();
-        let ctx = ToolContext::new(session.id(), call_id, self.guard.root())
+        if token.is_cancelled() {
+            return Verdict::Refused(
+                ReasonCode::Cancelled,
+                "the call was cancelled before it started".to_owned(),
+            );
+        }
+        let mut ctx = ToolContext::new(session.id(), call_id, self.guard.root())
             .with_cancellation(token.clone())
             .with_state(session.state())
-            .with_output_budget(Some(cap))
+            .with_output_budget(Some(budget))
             .with_paths(checked.paths);
+        if let Some(sink) = &env.progress {
+            ctx = ctx.with_progress(sink.clone());
+        }
         let handler = tool.def().handler();
         let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(ctx, checked.args))) {
             Ok(Ok(fut)) => fut,
@@ -814,11 +901,21 @@ impl Executor {
         tool: Option<String>,
         call_id: String,
         verdict: Verdict,
-        rec: Record,
+        mut rec: Record,
         merge_modifier: bool,
         start: Instant,
         span: &tracing::Span,
     ) -> CallResult {
+        // Charged here, in result order, so concurrent calls share the session budget
+        // deterministically.
+        let verdict = match verdict {
+            Verdict::Ok { output, modifier } => {
+                let (output, cut) = charge_session_budget(session, output);
+                rec.truncated |= cut;
+                Verdict::Ok { output, modifier }
+            }
+            other => other,
+        };
         let (status, code, message, output, modifier) = match verdict {
             Verdict::Ok { output, modifier } => {
                 (CallStatus::Ok, None, None, Some(output), modifier)
@@ -899,13 +996,31 @@ impl Executor {
     }
 }
 
+/// Which limit cut an output; the marker names it.
+#[derive(Clone, Copy)]
+enum Limit {
+    /// The per-call output cap.
+    Call,
+    /// What remained of the session's output budget.
+    Session,
+}
+
 /// The marker appended where output was cut.
-fn cut_marker(shown: usize, total: usize) -> String {
-    format!("\n[output truncated: showing {shown} of {total} bytes]")
+fn cut_marker(limit: Limit, shown: usize, total: usize) -> String {
+    match limit {
+        Limit::Call => format!("\n[output truncated: showing {shown} of {total} bytes]"),
+        Limit::Session => format!(
+            "\n[output truncated at the session's output budget: showing {shown} of {total} bytes]"
+        ),
+    }
 }
 
 /// Cut text to at most `cap` bytes (on a character boundary) plus the marker.
 fn cap_text(text: String, cap: usize) -> (String, bool) {
+    cap_text_at(text, cap, Limit::Call)
+}
+
+fn cap_text_at(text: String, cap: usize, limit: Limit) -> (String, bool) {
     if text.len() <= cap {
         return (text, false);
     }
@@ -914,28 +1029,49 @@ fn cap_text(text: String, cap: usize) -> (String, bool) {
         end -= 1;
     }
     let mut out = text[..end].to_owned();
-    out.push_str(&cut_marker(end, text.len()));
+    out.push_str(&cut_marker(limit, end, text.len()));
     (out, true)
 }
 
 /// Cap an output: strings are cut; structured output over the cap becomes its cut JSON text
 /// (no longer valid JSON, which the marker says).
 fn cap_value(value: Value, cap: usize) -> (Value, bool) {
+    cap_value_at(value, cap, Limit::Call)
+}
+
+fn cap_value_at(value: Value, cap: usize, limit: Limit) -> (Value, bool) {
     match value {
         Value::String(s) => {
-            let (s, cut) = cap_text(s, cap);
+            let (s, cut) = cap_text_at(s, cap, limit);
             (Value::String(s), cut)
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => (value, false),
         other => {
             let text = other.to_string();
             if text.len() <= cap {
                 return (other, false);
             }
-            let (s, cut) = cap_text(text, cap);
+            let (s, cut) = cap_text_at(text, cap, limit);
             (Value::String(s), cut)
         }
     }
+}
+
+/// The bytes an output costs against the session budget.
+fn output_len(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        other => other.to_string().len(),
+    }
+}
+
+/// Charge an output to the session's remaining budget, cutting what does not fit.
+fn charge_session_budget(session: &Session, output: Value) -> (Value, bool) {
+    let len = output_len(&output);
+    let granted = session.take_output(len);
+    if granted >= len {
+        return (output, false);
+    }
+    cap_value_at(output, granted, Limit::Session)
 }
 
 /// A panic payload as text.

@@ -24,6 +24,7 @@ struct Inner {
     cancel_all: CancellationToken,
     in_flight: Vec<(u64, String, CancellationToken)>,
     next_seq: u64,
+    output_remaining: Option<usize>,
 }
 
 /// Removes a call from the in-flight list when the call ends, however it ends.
@@ -41,10 +42,13 @@ impl Drop for InFlight<'_> {
 }
 
 impl Session {
-    pub(crate) fn new(id: String) -> Self {
+    pub(crate) fn new(id: String, output_budget: Option<usize>) -> Self {
         Session {
             id,
-            inner: Mutex::new(Inner::default()),
+            inner: Mutex::new(Inner {
+                output_remaining: output_budget,
+                ..Inner::default()
+            }),
             state: RwLock::new(Arc::new(SessionState::new())),
         }
     }
@@ -116,6 +120,35 @@ impl Session {
         n
     }
 
+    /// Output bytes this session may still return (`None`: no session budget, only per-call caps).
+    pub fn output_remaining(&self) -> Option<usize> {
+        self.lock().output_remaining
+    }
+
+    /// Set (or lift, with `None`) the output bytes this session may still return, e.g. at the
+    /// start of a new model turn.
+    pub fn set_output_budget(&self, bytes: Option<usize>) {
+        self.lock().output_remaining = bytes;
+    }
+
+    /// Take up to `wanted` bytes from the output budget; returns how many may be shown.
+    pub(crate) fn take_output(&self, wanted: usize) -> usize {
+        let mut inner = self.lock();
+        match &mut inner.output_remaining {
+            None => wanted,
+            Some(left) => {
+                let granted = wanted.min(*left);
+                *left -= granted;
+                granted
+            }
+        }
+    }
+
+    /// A token that [`Session::cancel_all`] cancels: the parent of one batch's calls.
+    pub(crate) fn batch_token(&self) -> CancellationToken {
+        self.lock().cancel_all.child_token()
+    }
+
     pub(crate) fn grant(&self, tool: &str) {
         self.lock().grants.insert(tool.to_owned());
     }
@@ -130,11 +163,20 @@ impl Session {
         }
     }
 
-    pub(crate) fn begin_call(&self, call_id: &str) -> InFlight<'_> {
+    /// Register a call in flight; its token is a child of `parent` (a batch) when given, else of
+    /// the session's cancel-all token.
+    pub(crate) fn begin_call(
+        &self,
+        call_id: &str,
+        parent: Option<&CancellationToken>,
+    ) -> InFlight<'_> {
         let mut inner = self.lock();
         let seq = inner.next_seq;
         inner.next_seq += 1;
-        let token = inner.cancel_all.child_token();
+        let token = match parent {
+            Some(p) => p.child_token(),
+            None => inner.cancel_all.child_token(),
+        };
         inner
             .in_flight
             .push((seq, call_id.to_owned(), token.clone()));

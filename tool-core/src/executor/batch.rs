@@ -1,0 +1,342 @@
+//! Batches: the calls of one model turn, run as one unit.
+//!
+//! The calls are partitioned in order into groups: a run of consecutive calls to
+//! `concurrency_safe` tools is one group, every other call (including one that did not parse or
+//! names an unknown tool) is a group of its own. Groups run one after the other; inside a group,
+//! every call is first taken through lookup, validation, guards, the safety gate and approval, in
+//! call order, and only then do the approved calls start, at most
+//! [`ExecutorConfig::max_concurrency`](super::ExecutorConfig::max_concurrency) at a time. A refused
+//! call does not stop the others.
+//!
+//! After a group, its context modifiers are merged into the session in call order, so the next
+//! group sees them and every call of one group sees the same state. Two calls of one concurrent
+//! group whose modifiers touch the same key conflict: neither modifier is applied and both calls
+//! fail with `modifier_conflict` (their modifiers are returned in the results, unapplied).
+//!
+//! Cancelling the batch (through [`BatchOptions::cancellation`] or
+//! [`Session::cancel_all`]) cancels the calls running (`failed` / `cancelled`) and refuses the
+//! calls not yet started (`refused` / `cancelled`); every call still gets its result.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::{call_span, CallResult, Checked, Executor, Record, RunEnv, Session, Verdict};
+use crate::call::{ParseError, ToolCall};
+use crate::context::{ContextModifier, ProgressSink};
+use crate::outcome::ReasonCode;
+use crate::registry::RegisteredTool;
+
+/// How one batch runs: who may stop it and where its progress reports go.
+#[derive(Clone, Default)]
+pub struct BatchOptions {
+    cancel: Option<CancellationToken>,
+    progress: Option<ProgressSink>,
+}
+
+impl std::fmt::Debug for BatchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BatchOptions")
+            .field("cancel", &self.cancel)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+impl BatchOptions {
+    /// No caller token, no progress sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cancelling `token` stops the batch: running calls are cancelled, the rest never start.
+    pub fn cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// Every call's progress reports go here (each names its call id), in the order each tool
+    /// makes them.
+    pub fn progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+}
+
+/// One call of a batch on its way through the steps.
+struct Slot<'r> {
+    tool: Option<String>,
+    call_id: String,
+    start: Instant,
+    span: tracing::Span,
+    rec: Record,
+    parsed: Option<Result<ToolCall, ParseError>>,
+    ready: Option<(&'r RegisteredTool, Checked)>,
+    verdict: Option<Verdict>,
+    /// The modifier held back by a conflict, returned unapplied in the result.
+    held: Option<ContextModifier>,
+}
+
+impl Executor {
+    /// Run one model turn's calls as a batch (see the [module docs](self)); the results come back
+    /// in call order, one per call.
+    pub async fn run_batch(&self, session: &Session, calls: Vec<ToolCall>) -> Vec<CallResult> {
+        self.run_batch_with(session, calls, BatchOptions::default())
+            .await
+    }
+
+    /// [`Executor::run_batch`] with a cancellation token and a progress sink.
+    pub async fn run_batch_with(
+        &self,
+        session: &Session,
+        calls: Vec<ToolCall>,
+        options: BatchOptions,
+    ) -> Vec<CallResult> {
+        let parsed = calls.into_iter().map(Ok).collect();
+        self.run_batch_parsed(session, parsed, options).await
+    }
+
+    /// Run a batch of parse results: a parse error is a `malformed_call` refusal in its place,
+    /// audited and counted like any other, and does not stop the other calls.
+    pub async fn run_batch_parsed(
+        &self,
+        session: &Session,
+        calls: Vec<Result<ToolCall, ParseError>>,
+        options: BatchOptions,
+    ) -> Vec<CallResult> {
+        let batch = session.batch_token();
+        let env = RunEnv {
+            parent: Some(batch.clone()),
+            progress: options.progress,
+        };
+        let work = self.run_groups(session, calls, &batch, &env);
+        match options.cancel {
+            None => work.await,
+            Some(caller) => {
+                // Forward the caller's cancellation without dropping the work: every call still
+                // gets its result.
+                let forward = async {
+                    caller.cancelled().await;
+                    batch.cancel();
+                    std::future::pending().await
+                };
+                tokio::select! {
+                    results = work => results,
+                    results = forward => results,
+                }
+            }
+        }
+    }
+
+    async fn run_groups(
+        &self,
+        session: &Session,
+        calls: Vec<Result<ToolCall, ParseError>>,
+        batch: &CancellationToken,
+        env: &RunEnv,
+    ) -> Vec<CallResult> {
+        let mut slots: Vec<Slot<'_>> = calls
+            .into_iter()
+            .map(|parsed| {
+                let (tool, call_id) = self.identify(&parsed);
+                let span = call_span(session, tool.as_deref(), &call_id);
+                Slot {
+                    tool,
+                    call_id,
+                    start: Instant::now(),
+                    span,
+                    rec: Record::new(),
+                    parsed: Some(parsed),
+                    ready: None,
+                    verdict: None,
+                    held: None,
+                }
+            })
+            .collect();
+        let mut results = Vec::with_capacity(slots.len());
+        for group in self.partition(&slots) {
+            let group = &mut slots[group];
+            self.prepare_group(session, group, batch).await;
+            self.run_group(session, group, env).await;
+            if group.len() > 1 {
+                hold_conflicts(group);
+            }
+            for slot in group.iter_mut() {
+                results.push(self.finish_slot(session, slot));
+            }
+        }
+        results
+    }
+
+    /// Split the calls, in order, into groups: runs of consecutive concurrency-safe calls, and
+    /// every other call alone.
+    fn partition(&self, slots: &[Slot<'_>]) -> Vec<std::ops::Range<usize>> {
+        let safe = |slot: &Slot<'_>| match &slot.parsed {
+            Some(Ok(call)) => self
+                .registry
+                .get(&call.name)
+                .is_some_and(|t| t.decl().concurrency_safe),
+            _ => false,
+        };
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::new();
+        let mut open_safe = false;
+        for (i, slot) in slots.iter().enumerate() {
+            let is_safe = safe(slot);
+            match groups.last_mut() {
+                Some(g) if is_safe && open_safe => g.end = i + 1,
+                _ => groups.push(i..i + 1),
+            }
+            open_safe = is_safe;
+        }
+        groups
+    }
+
+    /// Steps 1–8 for every call of a group, in call order, before any of them starts.
+    async fn prepare_group<'r>(
+        &'r self,
+        session: &Session,
+        group: &mut [Slot<'r>],
+        batch: &CancellationToken,
+    ) {
+        for slot in group {
+            let Some(parsed) = slot.parsed.take() else {
+                continue;
+            };
+            if batch.is_cancelled() {
+                slot.verdict = Some(not_started());
+                continue;
+            }
+            let prepared = async {
+                if let Some(refused) = self.budget_refusal(session) {
+                    return Err(refused);
+                }
+                match parsed {
+                    Err(e) => Err(Verdict::Refused(e.code(), e.to_string())),
+                    Ok(call) => {
+                        // An approval may wait on a human; cancelling the batch ends the wait.
+                        tokio::select! {
+                            biased;
+                            () = batch.cancelled() => Err(not_started()),
+                            r = self.prepare(session, &slot.call_id, call, &mut slot.rec) => r,
+                        }
+                    }
+                }
+            }
+            .instrument(slot.span.clone())
+            .await;
+            match prepared {
+                Ok(ready) => slot.ready = Some(ready),
+                Err(refused) => slot.verdict = Some(refused),
+            }
+        }
+    }
+
+    /// Step 9 for the approved calls of a group, at most `max_concurrency` at a time.
+    async fn run_group(&self, session: &Session, group: &mut [Slot<'_>], env: &RunEnv) {
+        let bound = self.config.max_concurrency.max(1);
+        futures::stream::iter(group.iter_mut().filter(|s| s.ready.is_some()))
+            .map(|slot| async move {
+                let Some((tool, checked)) = slot.ready.take() else {
+                    return;
+                };
+                let verdict = self
+                    .run(session, &slot.call_id, tool, checked, &mut slot.rec, env)
+                    .instrument(slot.span.clone())
+                    .await;
+                slot.verdict = Some(verdict);
+            })
+            .buffer_unordered(bound)
+            .collect::<()>()
+            .await;
+    }
+
+    /// Step 10 for one call: merge its modifier, count, audit, build the result.
+    fn finish_slot(&self, session: &Session, slot: &mut Slot<'_>) -> CallResult {
+        let verdict = slot.verdict.take().unwrap_or_else(|| {
+            // Every slot gets a verdict from prepare or run; refuse rather than trust that.
+            Verdict::Refused(
+                ReasonCode::Cancelled,
+                "the call was not run to completion".to_owned(),
+            )
+        });
+        let rec = std::mem::replace(&mut slot.rec, Record::new());
+        let mut result = self.finish(
+            session,
+            slot.tool.take(),
+            std::mem::take(&mut slot.call_id),
+            verdict,
+            rec,
+            true,
+            slot.start,
+            &slot.span,
+        );
+        if let Some(held) = slot.held.take() {
+            result.modifier = Some(held);
+        }
+        result
+    }
+}
+
+/// The refusal of a call the batch's cancellation reached before it started.
+fn not_started() -> Verdict {
+    Verdict::Refused(
+        ReasonCode::Cancelled,
+        "the batch was cancelled before this call started".to_owned(),
+    )
+}
+
+/// Turn every successful call of a concurrent group whose modifier shares a key with another's
+/// into a `modifier_conflict` failure, holding its modifier back.
+fn hold_conflicts(group: &mut [Slot<'_>]) {
+    let mut owners: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, slot) in group.iter().enumerate() {
+        if let Some(Verdict::Ok {
+            modifier: Some(m), ..
+        }) = &slot.verdict
+        {
+            for key in m.keys() {
+                owners.entry(key.to_owned()).or_default().push(i);
+            }
+        }
+    }
+    // Per conflicting call: the shared keys and the other calls sharing them.
+    let mut clashes: BTreeMap<usize, (Vec<String>, Vec<String>)> = BTreeMap::new();
+    for (key, who) in owners.iter().filter(|(_, who)| who.len() > 1) {
+        for &i in who {
+            let entry = clashes.entry(i).or_default();
+            entry.0.push(key.clone());
+            for &j in who.iter().filter(|&&j| j != i) {
+                let other = group[j].call_id.clone();
+                if !entry.1.contains(&other) {
+                    entry.1.push(other);
+                }
+            }
+        }
+    }
+    for (i, (keys, others)) in clashes {
+        let slot = &mut group[i];
+        if let Some(Verdict::Ok { modifier, .. }) = slot.verdict.take() {
+            slot.held = modifier;
+        }
+        slot.verdict = Some(Verdict::Failed(
+            ReasonCode::ModifierConflict,
+            format!(
+                "this call ran, but its context change touches {} which call {} of the same \
+                 concurrent group also changes; neither change was applied",
+                quote_list(&keys),
+                quote_list(&others)
+            ),
+        ));
+    }
+}
+
+fn quote_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
