@@ -35,9 +35,11 @@ use crate::outcome::{ReasonCode, ToolOutcome};
 use crate::registry::{RegisteredTool, Registry};
 
 mod gate;
+mod options;
 mod session;
 
 pub use gate::{GateVerdict, ScriptGate};
+pub use options::CallOptions;
 pub use session::Session;
 
 /// Default longest run time of a call whose tool declares no timeout.
@@ -344,6 +346,7 @@ struct Record {
     rule_ids: Vec<String>,
     args_sha256: Option<String>,
     truncated: bool,
+    options: CallOptions,
 }
 
 /// A call that passed steps 3–7.
@@ -422,6 +425,17 @@ impl Executor {
         parsed: Result<ToolCall, ParseError>,
         merge_modifier: bool,
     ) -> CallResult {
+        self.execute_inner(session, parsed, merge_modifier, CallOptions::default())
+            .await
+    }
+
+    async fn execute_inner(
+        &self,
+        session: &Session,
+        parsed: Result<ToolCall, ParseError>,
+        merge_modifier: bool,
+        options: CallOptions,
+    ) -> CallResult {
         let start = Instant::now();
         let (tool, call_id) = match &parsed {
             Ok(call) => (Some(call.name.clone()), call.id.clone()),
@@ -445,6 +459,7 @@ impl Executor {
             rule_ids: Vec::new(),
             args_sha256: None,
             truncated: false,
+            options,
         };
         let verdict = async {
             let budget = self.config.error_budget;
@@ -509,7 +524,7 @@ impl Executor {
                 rec.approval = ApprovalStatus::SessionGrant;
                 break checked;
             }
-            let Some(approver) = &self.config.approver else {
+            let Some(approver) = rec.options.approver_or(self.config.approver.as_ref()) else {
                 rec.approval = ApprovalStatus::NoApprover;
                 return match checked.review {
                     Some((summary, _)) => Verdict::Refused(
@@ -743,6 +758,7 @@ impl Executor {
             .with_state(session.state())
             .with_output_budget(Some(cap))
             .with_paths(checked.paths);
+        let (ctx, _cancel_link) = rec.options.attach(ctx, &token);
         let handler = tool.def().handler();
         let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(ctx, checked.args))) {
             Ok(Ok(fut)) => fut,
