@@ -45,6 +45,9 @@ pub struct AuditEvent {
     pub registry_fingerprint: String,
     /// `true` when the output was cut at the output cap.
     pub truncated: bool,
+    /// The safety scan's audit fields, for calls the script gate judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<serde_json::Value>,
 }
 
 /// Where audit events go. Implementations must be safe to call from concurrent calls.

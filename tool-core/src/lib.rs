@@ -16,6 +16,7 @@ pub mod guard;
 pub mod outcome;
 pub mod pin;
 pub mod registry;
+pub mod safety;
 pub mod schema;
 
 #[cfg(feature = "cli")]
@@ -34,3 +35,8 @@ pub use tool_macros::tool;
 
 #[doc(hidden)]
 pub mod __private;
+
+/// The README's example, compiled and run as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -74,6 +74,9 @@ pub enum CallCommandError {
         /// The error.
         source: io::Error,
     },
+    /// The safety policy is invalid.
+    #[error("the safety policy is invalid: {0}")]
+    Policy(#[from] crate::safety::PolicyError),
     /// Reading input or writing output failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -94,7 +97,10 @@ pub fn run_call(
     output: impl Write,
     args: &CallArgs,
 ) -> Result<(), CallCommandError> {
-    let mut config = ExecutorConfig::new(&args.workspace).error_budget(args.error_budget);
+    let gate = crate::safety::ScannerGate::with_default_policy()?;
+    let mut config = ExecutorConfig::new(&args.workspace)
+        .error_budget(args.error_budget)
+        .script_gate(Arc::new(gate));
     match args.approve {
         ApproveMode::Deny => {}
         ApproveMode::Allow => config = config.approver(Arc::new(FixedApprover::allow())),

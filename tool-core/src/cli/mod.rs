@@ -8,9 +8,11 @@ use clap::{Parser, Subcommand};
 use crate::registry::Registry;
 
 pub mod call;
+mod demo;
 mod dump;
 mod list;
 mod pin;
+mod scan;
 #[cfg(feature = "mcp")]
 mod serve;
 
@@ -26,6 +28,8 @@ struct Cli {
 enum Command {
     /// List the registered tools: name, risk, flags.
     List,
+    /// Run a scripted agent session through the executor in a fresh temporary workspace.
+    Demo(demo::DemoArgs),
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
     /// Write the canonical dump and its SHA-256 into a directory.
@@ -40,6 +44,8 @@ enum Command {
     /// Start a third-party MCP server and serve its tools through our checks, over stdio.
     #[cfg(feature = "mcp")]
     Proxy(serve::ProxyArgs),
+    /// Scan a bash or Python script and print the safety report as JSON.
+    Scan(scan::ScanArgs),
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
@@ -83,6 +89,7 @@ where
     };
     let result = match cli.command {
         Command::List => list::run(registry),
+        Command::Demo(args) => demo::run(registry, &args),
         Command::Dump(args) => dump::run(registry, &args),
         Command::Pin(args) => pin::run_pin(registry, &args),
         Command::Verify(args) => pin::run_verify(registry, &args),
@@ -91,6 +98,7 @@ where
         Command::Serve(args) => serve::run_serve(registry, &args),
         #[cfg(feature = "mcp")]
         Command::Proxy(args) => serve::run_proxy(&args),
+        Command::Scan(args) => scan::run(&args),
     };
     match result {
         Ok(code) => code,
@@ -99,6 +107,16 @@ where
             ExitCode::from(1)
         }
     }
+}
+
+/// The executor configuration every command shares: the static script scan with the default
+/// policy as the script gate, so script tools run only after a scan.
+pub(crate) fn executor_config(
+    config: crate::executor::ExecutorConfig,
+) -> Result<crate::executor::ExecutorConfig, CliError> {
+    let gate = crate::safety::ScannerGate::with_default_policy()
+        .map_err(|e| CliError(format!("the default safety policy is invalid: {e}")))?;
+    Ok(config.script_gate(std::sync::Arc::new(gate)))
 }
 
 /// A CLI failure: a message for stderr.

@@ -13,6 +13,13 @@ use crate::decl::ToolDecl;
 pub trait ScriptGate: Send + Sync {
     /// Judge one call. Errors inside the scanner must come back as [`GateVerdict::Deny`].
     fn check(&self, decl: &ToolDecl, final_args: &Value) -> GateVerdict;
+
+    /// Judge one call and return the scan's audit fields (decision, risk level, rule ids, scan
+    /// duration, redaction, script hash, policy version; never the script) for the call's audit
+    /// event. The executor fills in `approval` and `blocked` once the call is decided.
+    fn check_audited(&self, decl: &ToolDecl, final_args: &Value) -> (GateVerdict, Option<Value>) {
+        (self.check(decl, final_args), None)
+    }
 }
 
 /// A gate's verdict.
@@ -27,6 +34,14 @@ pub enum GateVerdict {
         summary: String,
         /// The rule ids that fired.
         rule_ids: Vec<String>,
+    },
+    /// A human review was needed and the policy blocks on review instead of asking
+    /// (`review_required`).
+    ReviewBlocked {
+        /// The rule ids that fired.
+        rule_ids: Vec<String>,
+        /// Why, shown to the model.
+        message: String,
     },
     /// Refused (`safety_denied`).
     Deny {

@@ -344,6 +344,7 @@ struct Record {
     risk: Option<Risk>,
     approval: ApprovalStatus,
     rule_ids: Vec<String>,
+    safety: Option<Value>,
     args_sha256: Option<String>,
     truncated: bool,
     options: CallOptions,
@@ -457,6 +458,7 @@ impl Executor {
             risk: None,
             approval: ApprovalStatus::NotReached,
             rule_ids: Vec::new(),
+            safety: None,
             args_sha256: None,
             truncated: false,
             options,
@@ -694,17 +696,25 @@ impl Executor {
         let mut review = None;
         match &self.config.script_gate {
             Some(gate) => {
-                let verdict =
-                    std::panic::catch_unwind(AssertUnwindSafe(|| gate.check(decl, &args)))
-                        .unwrap_or_else(|_| GateVerdict::Deny {
-                            rule_ids: vec!["SCAN-ERROR".to_owned()],
-                            message: "the safety scanner failed".to_owned(),
+                let (verdict, audit) =
+                    std::panic::catch_unwind(AssertUnwindSafe(|| gate.check_audited(decl, &args)))
+                        .unwrap_or_else(|_| {
+                            let deny = GateVerdict::Deny {
+                                rule_ids: vec!["SCAN-ERROR".to_owned()],
+                                message: "the safety scanner failed".to_owned(),
+                            };
+                            (deny, None)
                         });
+                rec.safety = audit;
                 match verdict {
                     GateVerdict::Allow => {}
                     GateVerdict::Review { summary, rule_ids } => {
                         rec.rule_ids.clone_from(&rule_ids);
                         review = Some((summary, rule_ids));
+                    }
+                    GateVerdict::ReviewBlocked { rule_ids, message } => {
+                        rec.rule_ids = rule_ids;
+                        return refuse(ReasonCode::ReviewRequired, message);
                     }
                     GateVerdict::Deny { rule_ids, message } => {
                         rec.rule_ids = rule_ids;
@@ -857,6 +867,7 @@ impl Executor {
         }
         tracing::debug!(parent: span, duration_ms = duration.as_millis() as u64, "tool call finished");
         if self.config.audit.is_enabled() {
+            let scanned_findings = !rec.rule_ids.is_empty();
             let event = AuditEvent {
                 timestamp: timestamp_now(),
                 session: session.id().to_owned(),
@@ -871,6 +882,18 @@ impl Executor {
                 args_sha256: rec.args_sha256,
                 registry_fingerprint: self.registry.fingerprint().to_owned(),
                 truncated: rec.truncated,
+                safety: rec.safety.map(|mut fields| {
+                    if let Value::Object(m) = &mut fields {
+                        let blocked = matches!(
+                            code,
+                            Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
+                        ) || (code == Some(ReasonCode::ApprovalDenied)
+                            && scanned_findings);
+                        m.insert("approval".into(), Value::from(rec.approval.as_str()));
+                        m.insert("blocked".into(), Value::from(blocked));
+                    }
+                    fields
+                }),
             };
             if let Err(e) = self.config.audit.record(&event) {
                 tracing::error!(parent: span, error = %e, "the audit event could not be written");

@@ -239,6 +239,35 @@ fn compact(v: &Value) -> String {
 
 /// Merge `target` (a referenced or `allOf` subschema) under `siblings`: the siblings win on
 /// conflicts, as they are the more specific annotations of the use site.
+/// The first step the strict OpenAI and the Gemini walks share: a one-item `allOf` is merged into
+/// its node (returned, to walk instead), and `oneOf` becomes `anyOf`. Errors carry the JSON path.
+pub(crate) fn fold_combinators(
+    m: &mut Map<String, Value>,
+    path: &str,
+) -> Result<Option<Value>, (String, &'static str)> {
+    if let Some(all) = m.remove("allOf") {
+        return match all.as_array().map(Vec::as_slice) {
+            Some([only]) => merge_under(only, m)
+                .map(Some)
+                .ok_or_else(|| (push_path(path, "allOf"), "`allOf` item is not an object")),
+            _ => Err((
+                push_path(path, "allOf"),
+                "`allOf` with several schemas cannot be expressed",
+            )),
+        };
+    }
+    if let Some(one) = m.remove("oneOf") {
+        if m.contains_key("anyOf") {
+            return Err((
+                path.to_owned(),
+                "`oneOf` next to `anyOf` cannot be expressed",
+            ));
+        }
+        m.insert("anyOf".to_owned(), one);
+    }
+    Ok(None)
+}
+
 pub(crate) fn merge_under(target: &Value, siblings: &Map<String, Value>) -> Option<Value> {
     let mut out = target.as_object()?.clone();
     for (k, v) in siblings {

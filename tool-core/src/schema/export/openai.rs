@@ -32,8 +32,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{json, Map, Value};
 
 use super::{
-    merge_under, note_in_description, push_path, resolve_local_ref, without_schema_keyword,
-    ExportError, ExportOptions, Format, DROPPED_META,
+    fold_combinators, merge_under, note_in_description, push_path, resolve_local_ref,
+    without_schema_keyword, ExportError, ExportOptions, Format, DROPPED_META,
 };
 use crate::decl::ToolDecl;
 
@@ -234,26 +234,10 @@ impl Strict<'_> {
             return self.node(&merged, path, is_root, depth + 1);
         }
 
-        if let Some(all) = m.remove("allOf") {
-            return match all.as_array().map(Vec::as_slice) {
-                Some([only]) => {
-                    let merged = merge_under(only, &m).ok_or_else(|| {
-                        self.err(&push_path(path, "allOf"), "`allOf` item is not an object")
-                    })?;
-                    self.node(&merged, path, is_root, depth + 1)
-                }
-                _ => Err(self.err(
-                    &push_path(path, "allOf"),
-                    "`allOf` with several schemas cannot be expressed",
-                )),
-            };
-        }
-
-        if let Some(one) = m.remove("oneOf") {
-            if m.contains_key("anyOf") {
-                return Err(self.err(path, "`oneOf` next to `anyOf` cannot be expressed"));
-            }
-            m.insert("anyOf".to_owned(), one);
+        match fold_combinators(&mut m, path) {
+            Ok(Some(merged)) => return self.node(&merged, path, is_root, depth + 1),
+            Ok(None) => {}
+            Err((at, reason)) => return Err(self.err(&at, reason)),
         }
 
         let props = m.remove("properties");

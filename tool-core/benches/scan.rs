@@ -1,0 +1,97 @@
+//! Scan time of a 4 KB bash script and a 4 KB Python file, next to the tree-sitter parse alone.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tool_core::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
+use tool_core::ScriptLang;
+
+const BASH_UNIT: &str = r#"set -euo pipefail
+cd "$(dirname "$0")/.."
+for f in src/*.rs; do
+  grep -n 'unwrap()' "$f" | head -n 3 || true
+done
+if [ -d target ]; then rm -rf target/debug/incremental; fi
+cargo build --release 2>&1 | tee build.log
+git status --short | awk '{print $2}' | xargs -r git add
+curl -fsSL https://api.example.com/v1/items | jq '.items[] | .id' > ids.txt
+export PATH="$HOME/.cargo/bin:$PATH"
+tar -czf "dist/app-$(date +%Y%m%d).tar.gz" -C build .
+"#;
+
+const PY_UNIT: &str = r#"import json
+import subprocess
+from pathlib import Path
+
+
+class Report:
+    def __init__(self, root):
+        self.root = Path(root)
+        self.items = []
+
+    def collect(self):
+        for p in sorted(self.root.rglob("*.json")):
+            data = json.loads(p.read_text())
+            self.items.extend(x for x in data.get("items", []) if x.get("ok"))
+        return self
+
+    def write(self, out):
+        Path(out).write_text(json.dumps(self.items, indent=2))
+
+
+def head():
+    return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+
+"#;
+
+/// Repeat `unit` to exactly `n` bytes, cut at a line end so the result still parses.
+fn sized(unit: &str, n: usize) -> String {
+    let mut s = String::new();
+    while s.len() < n {
+        s.push_str(unit);
+    }
+    let cut = s[..n].rfind('\n').map_or(n, |i| i + 1);
+    s.truncate(cut);
+    s
+}
+
+fn bench(c: &mut Criterion) {
+    let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
+    let bash = sized(BASH_UNIT, 4096);
+    let py = sized(PY_UNIT, 4096);
+    let bash_req = SafetyScanRequest::new("bench", ScriptLang::Bash, bash.clone());
+    let py_req = SafetyScanRequest::new("bench", ScriptLang::Python, py.clone());
+    assert_eq!(
+        scanner.scan(&bash_req).decision,
+        tool_core::safety::SafetyDecision::Allow
+    );
+    assert_eq!(
+        scanner.scan(&py_req).decision,
+        tool_core::safety::SafetyDecision::Allow
+    );
+
+    let mut g = c.benchmark_group("scan");
+    g.bench_function("bash_4k", |b| {
+        b.iter(|| scanner.scan(std::hint::black_box(&bash_req)))
+    });
+    g.bench_function("python_4k", |b| {
+        b.iter(|| scanner.scan(std::hint::black_box(&py_req)))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("parse_only");
+    let mut bp = tree_sitter::Parser::new();
+    bp.set_language(&tree_sitter_bash::LANGUAGE.into())
+        .expect("bash grammar");
+    g.bench_function("tree_sitter_bash_4k", |b| {
+        b.iter(|| bp.parse(std::hint::black_box(&bash), None))
+    });
+    let mut pp = tree_sitter::Parser::new();
+    pp.set_language(&tree_sitter_python::LANGUAGE.into())
+        .expect("python grammar");
+    g.bench_function("tree_sitter_python_4k", |b| {
+        b.iter(|| pp.parse(std::hint::black_box(&py), None))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,275 @@
+//! Tool calls as the executor sees them, parsed from what a model wrote.
+//!
+//! A model's output is untrusted text. [`parse_call`] turns one call into a [`ToolCall`] and
+//! [`parse_batch`] turns a whole model turn into a list of them; both refuse anything they do not
+//! fully understand with a [`ParseError`] (reason code `malformed_call`) whose message says what was
+//! wrong and where (byte offset, line and column, or JSON path).
+//!
+//! # Accepted shapes
+//!
+//! JSON (the input starts with `{` or `[` after leading whitespace):
+//! - `{"tool": NAME, "args": {...}}`, exactly those two keys;
+//! - OpenAI Chat Completions: `{"type": "function", "function": {"name": NAME, "arguments":
+//!   "<JSON object as a string>"}}`, with an optional `"id"`;
+//! - OpenAI Responses API: `{"type": "function_call", "name": NAME, "arguments": "<JSON string>",
+//!   "call_id": ID}`, with optional `"id"` and `"status": "completed"` (other statuses are refused:
+//!   the call is not finished); the call id is `call_id`;
+//! - Anthropic: `{"type": "tool_use", "id": ID, "name": NAME, "input": {...}}`.
+//!
+//! Any other key is refused. The `arguments` string of the OpenAI shapes is parsed by the same
+//! strict parser under the same limits and must hold a JSON object.
+//!
+//! Text actions (anything else): `name(key=literal, ...)`, optionally after `Action:`. See
+//! [`text`](self#text-actions) below.
+//!
+//! # Strict JSON
+//!
+//! Duplicate object keys are refused at any depth, lone surrogates (`"\ud800"`) are refused,
+//! integers that do not fit in 64 bits are refused rather than rounded, nesting deeper than
+//! [`ParseLimits::max_depth`] is refused by a linear pre-scan before any recursive parsing, and
+//! strings longer than [`ParseLimits::max_string_len`] are refused. JSON wrapped in a markdown
+//! code fence is refused unless [`ParseLimits::allow_fenced`] is set.
+//!
+//! # Text actions
+//!
+//! `get_weather(city="Paris", days=3)` or `Action: get_weather(city='Paris')`. The tool name and
+//! every keyword are ASCII identifiers (`[A-Za-z_][A-Za-z0-9_]*`, not a Python keyword). Values
+//! are literals only:
+//! - strings in single or double quotes, with the escapes `\\ \' \" \n \r \t \0 \xNN \uNNNN
+//!   \UNNNNNNNN`; any other escape, raw control characters (other than tab), surrogate code
+//!   points, string prefixes (`f""`, `b""`, `r""`, `u""`, ...) and triple quotes are refused;
+//! - integers that fit in `i64` (negative) or `u64` (non-negative), written in decimal without
+//!   leading zeros or `_` separators; anything larger is refused rather than rounded;
+//! - finite floats (`1.5`, `.5`, `5.`, `1e-3`, optionally with a leading `-`);
+//! - `true`/`True`, `false`/`False`, `null`/`None`;
+//! - lists `[...]` and dicts `{"key": literal, ...}` with string keys (duplicates refused).
+//!
+//! Tuples, sets, positional arguments, duplicate keywords, `*args`, `**kwargs`, attribute calls,
+//! nested calls, names as values, operators and expressions (`1+1`, `-x`), lambdas, several
+//! statements (`;` or a second line) and trailing text are refused. Whitespace, newlines inside the
+//! brackets and trailing commas are accepted, as Python accepts them.
+
+mod json;
+mod shape;
+mod text;
+
+use serde_json::{Map, Value};
+
+/// One proposed tool call: a name, a JSON object of arguments, an optional id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The tool the model asked for.
+    pub name: String,
+    /// The arguments, always a JSON object.
+    pub arguments: Map<String, Value>,
+    /// The provider's call id, when it gave one.
+    pub id: Option<String>,
+}
+
+impl ToolCall {
+    /// A call with no id.
+    pub fn new(name: impl Into<String>, arguments: Map<String, Value>) -> Self {
+        ToolCall {
+            name: name.into(),
+            arguments,
+            id: None,
+        }
+    }
+
+    /// Set the call id.
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+}
+
+/// Nesting depth the parsers never go beyond, whatever [`ParseLimits::max_depth`] says: it keeps
+/// recursion (ours and serde_json's, which stops at 128) far from the stack's end.
+pub const DEPTH_CEILING: usize = 100;
+
+/// Limits on what the parser accepts. The defaults are conservative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Longest accepted input, in bytes (for [`parse_batch`], the whole turn).
+    pub max_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects, counted from the outermost one of the
+    /// document. A call's arguments count as they do in `{"tool": .., "args": {..}}`: the text
+    /// action `f(x=[1])` and the OpenAI arguments string `{"x": [1]}` are 3 levels deep, so a call
+    /// accepted in any shape is accepted in that one. Capped at [`DEPTH_CEILING`].
+    pub max_depth: usize,
+    /// Longest accepted string (values, keys, names, ids), in bytes once unescaped.
+    pub max_string_len: usize,
+    /// Accept JSON wrapped in a markdown code fence (```` ``` ```` or ```` ```json ````).
+    pub allow_fenced: bool,
+    /// Most calls accepted in one batch by [`parse_batch`].
+    pub max_calls: usize,
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        ParseLimits {
+            max_bytes: 1024 * 1024,
+            max_depth: 64,
+            max_string_len: 256 * 1024,
+            allow_fenced: false,
+            max_calls: 64,
+        }
+    }
+}
+
+impl ParseLimits {
+    fn depth(&self) -> usize {
+        self.max_depth.min(DEPTH_CEILING)
+    }
+}
+
+/// Why a call could not be parsed; always reason code `malformed_call`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed call: {message}")]
+pub struct ParseError {
+    /// What was wrong and where.
+    pub message: String,
+}
+
+impl ParseError {
+    /// A parse error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        ParseError {
+            message: message.into(),
+        }
+    }
+
+    /// The reason code of every parse error.
+    pub fn code(&self) -> crate::outcome::ReasonCode {
+        crate::outcome::ReasonCode::MalformedCall
+    }
+}
+
+/// Parse one call, in any of the shapes listed in the [module documentation](self).
+///
+/// A JSON array is refused here: a list of calls is a batch, see [`parse_batch`].
+pub fn parse_call(input: &str, limits: &ParseLimits) -> Result<ToolCall, ParseError> {
+    match classify(input, limits)? {
+        Input::Json(doc) => match json::parse(doc, limits)? {
+            Value::Object(obj) => shape::call_from_object(obj, "$", limits),
+            Value::Array(_) => Err(ParseError::new(
+                "the input is a JSON array, which is a batch of calls; a single call is a JSON object",
+            )),
+            _ => Err(ParseError::new("a call must be a JSON object")),
+        },
+        Input::Text(text) => text::parse(text, limits),
+    }
+}
+
+/// Parse a model turn into its calls, in order.
+///
+/// Accepts a JSON array whose items are calls of any JSON shape, OpenAI `tool_calls` entries or
+/// Anthropic content blocks (`text`, `thinking` and `redacted_thinking` blocks, and Responses API
+/// `message` and `reasoning` items, are skipped; any other item type is refused); a Chat
+/// Completions assistant message `{"role": "assistant", "content": ..., "tool_calls": [...]}`
+/// (optional `refusal` and `annotations` keys tolerated); an Anthropic-style assistant message
+/// `{"role": "assistant", "content": [blocks]}`; or a single call of any shape, text actions
+/// included. One bad item refuses the whole turn; more than [`ParseLimits::max_calls`] calls are
+/// refused.
+pub fn parse_batch(input: &str, limits: &ParseLimits) -> Result<Vec<ToolCall>, ParseError> {
+    let calls = match classify(input, limits)? {
+        Input::Json(doc) => match json::parse(doc, limits)? {
+            Value::Array(items) => shape::calls_from_array(items, "$", limits)?,
+            Value::Object(obj) => shape::calls_from_object(obj, limits)?,
+            _ => {
+                return Err(ParseError::new(
+                    "a model turn must be a JSON array or object",
+                ))
+            }
+        },
+        Input::Text(text) => vec![text::parse(text, limits)?],
+    };
+    if calls.len() > limits.max_calls {
+        return Err(ParseError::new(format!(
+            "the turn has {} calls; the limit is {}",
+            calls.len(),
+            limits.max_calls
+        )));
+    }
+    Ok(calls)
+}
+
+enum Input<'a> {
+    Json(&'a str),
+    Text(&'a str),
+}
+
+/// Size check, fence handling, and the JSON/text decision.
+fn classify<'a>(input: &'a str, limits: &ParseLimits) -> Result<Input<'a>, ParseError> {
+    if input.len() > limits.max_bytes {
+        return Err(ParseError::new(format!(
+            "the input is {} bytes; the limit is {}",
+            input.len(),
+            limits.max_bytes
+        )));
+    }
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err(ParseError::new("the input is empty"));
+    }
+    if trimmed.starts_with("```") {
+        if !limits.allow_fenced {
+            return Err(ParseError::new(
+                "markdown-fenced input is refused; send bare JSON (or set allow_fenced)",
+            ));
+        }
+        return Ok(Input::Json(unfence(trimmed)?));
+    }
+    if trimmed.starts_with(['{', '[']) {
+        Ok(Input::Json(input))
+    } else {
+        Ok(Input::Text(input))
+    }
+}
+
+/// The JSON inside one ```` ``` ```` or ```` ```json ```` fence, and nothing else around it.
+fn unfence(fenced: &str) -> Result<&str, ParseError> {
+    let Some((open, rest)) = fenced.split_once('\n') else {
+        return Err(ParseError::new(
+            "the markdown fence has no closing ``` line",
+        ));
+    };
+    let info = open.trim_start_matches('`').trim();
+    if !open.starts_with("```") || open.starts_with("````") || !(info.is_empty() || info == "json")
+    {
+        return Err(ParseError::new(format!(
+            "the markdown fence must open with ``` or ```json, not {:?}",
+            open.trim()
+        )));
+    }
+    let Some(body) = rest.trim_end().strip_suffix("```") else {
+        return Err(ParseError::new(
+            "the markdown fence has no closing ``` line",
+        ));
+    };
+    if !(body.is_empty() || body.ends_with('\n')) || body.contains("```") {
+        return Err(ParseError::new(
+            "the markdown fence must hold one JSON document and close with ``` on its own line",
+        ));
+    }
+    if !body.trim_start().starts_with(['{', '[']) {
+        return Err(ParseError::new("a markdown fence may only hold JSON"));
+    }
+    Ok(body)
+}
+
+/// `s` as a JSON string literal, for messages (bounded so a huge key cannot flood a log).
+fn quoted(s: &str) -> String {
+    const MAX: usize = 64;
+    if s.len() <= MAX {
+        return format!("{s:?}");
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}...", &s[..end])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+//! The scanner as the executor's script gate (pipeline step 7).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{
+    audit_fields, ApprovalStatus, PolicyError, SafetyDecision, SafetyPolicy, SafetyReport,
+    SafetyScanRequest, Scanner,
+};
+use crate::decl::ToolDecl;
+use crate::executor::{GateVerdict, ScriptGate};
+
+/// Argument names read as the script's working directory.
+const CWD_ARGS: &[&str] = &["cwd", "workdir", "working_dir"];
+/// Argument names read as the requested timeout, in seconds.
+const TIMEOUT_ARGS: &[&str] = &["timeout_secs", "timeout_seconds", "timeout"];
+/// Argument names read as the environment the script gets (only the names are scanned).
+const ENV_ARGS: &[&str] = &["env", "environment"];
+
+/// Scans every script argument of a call, with the call's final cwd, timeout and environment
+/// variable names, and turns the strictest report into a [`GateVerdict`].
+///
+/// Calls of tools without script arguments are allowed unscanned. A script argument that is
+/// missing is nothing to scan; one that is not a string is a deny (`SCAN-INPUT`): the schema should
+/// have refused it already, and the gate does not guess.
+#[derive(Debug, Clone)]
+pub struct ScannerGate {
+    scanner: Arc<Scanner>,
+}
+
+impl ScannerGate {
+    /// A gate over this scanner.
+    pub fn new(scanner: Arc<Scanner>) -> Self {
+        ScannerGate { scanner }
+    }
+
+    /// A gate over a scanner with the default policy.
+    pub fn with_default_policy() -> Result<Self, PolicyError> {
+        Ok(ScannerGate::new(Arc::new(Scanner::new(
+            SafetyPolicy::default(),
+        )?)))
+    }
+
+    /// The scanner.
+    pub fn scanner(&self) -> &Scanner {
+        &self.scanner
+    }
+
+    fn requests(&self, decl: &ToolDecl, args: &Value) -> Result<Vec<SafetyScanRequest>, String> {
+        let Some(lang) = decl.script_lang else {
+            return Ok(Vec::new());
+        };
+        let first_str = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|n| args.get(*n).and_then(Value::as_str))
+                .map(str::to_owned)
+        };
+        let cwd = first_str(CWD_ARGS);
+        let timeout = TIMEOUT_ARGS
+            .iter()
+            .find_map(|n| args.get(*n).and_then(Value::as_u64));
+        let env_names: Vec<String> = ENV_ARGS
+            .iter()
+            .filter_map(|n| args.get(*n).and_then(Value::as_object))
+            .flat_map(|m| m.keys().cloned())
+            .collect();
+        let mut out = Vec::new();
+        for name in &decl.script_args {
+            let script = match args.get(name) {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(s)) => s.clone(),
+                Some(_) => return Err(format!("script argument `{name}` is not a string")),
+            };
+            let mut req = SafetyScanRequest::new(decl.name.clone(), lang, script)
+                .with_env_names(env_names.clone());
+            if let Some(cwd) = &cwd {
+                req = req.with_cwd(cwd.clone());
+            }
+            if let Some(t) = timeout {
+                req = req.with_timeout_seconds(t);
+            }
+            out.push(req);
+        }
+        Ok(out)
+    }
+}
+
+fn verdict_of(report: &SafetyReport, block_on_review: bool) -> GateVerdict {
+    let rule_ids: Vec<String> = report.rule_ids().into_iter().map(str::to_owned).collect();
+    let summary = || {
+        report
+            .findings
+            .iter()
+            .filter(|f| f.decision != SafetyDecision::Allow)
+            .map(|f| format!("{}: {}", f.rule_id, f.recommendation))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match report.decision {
+        SafetyDecision::Allow => GateVerdict::Allow,
+        SafetyDecision::NeedsHumanReview if !block_on_review => GateVerdict::Review {
+            summary: summary(),
+            rule_ids,
+        },
+        SafetyDecision::NeedsHumanReview => GateVerdict::ReviewBlocked {
+            message: format!(
+                "the safety scan asks for human review and the policy blocks on review ({})",
+                rule_ids.join(", ")
+            ),
+            rule_ids,
+        },
+        SafetyDecision::Deny => GateVerdict::Deny {
+            message: format!("the safety scan denied the script: {}", summary()),
+            rule_ids,
+        },
+    }
+}
+
+impl ScriptGate for ScannerGate {
+    fn check(&self, decl: &ToolDecl, final_args: &Value) -> GateVerdict {
+        self.check_audited(decl, final_args).0
+    }
+
+    fn check_audited(&self, decl: &ToolDecl, final_args: &Value) -> (GateVerdict, Option<Value>) {
+        let requests = match self.requests(decl, final_args) {
+            Ok(r) => r,
+            Err(message) => {
+                let deny = GateVerdict::Deny {
+                    rule_ids: vec!["SCAN-INPUT".to_owned()],
+                    message,
+                };
+                return (deny, None);
+            }
+        };
+        if requests.is_empty() {
+            return (GateVerdict::Allow, None);
+        }
+        let block_on_review = self.scanner.policy().block_on_review;
+        let mut merged: Option<(SafetyReport, SafetyScanRequest)> = None;
+        for req in requests {
+            let report = self.scanner.scan(&req);
+            merged = Some(match merged {
+                None => (report, req),
+                Some((mut acc, first)) => {
+                    acc.merge(report);
+                    (acc, first)
+                }
+            });
+        }
+        let Some((report, req)) = merged else {
+            return (GateVerdict::Allow, None);
+        };
+        let fields = audit_fields(&report, &req, block_on_review, ApprovalStatus::Pending);
+        let audit = serde_json::to_value(&fields).ok();
+        (verdict_of(&report, block_on_review), audit)
+    }
+}
