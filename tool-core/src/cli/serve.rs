@@ -1,6 +1,7 @@
 //! `serve` (the registry over MCP, stdio or streamable HTTP) and `proxy` (a third-party MCP server
-//! behind our checks, served over stdio). Both run every call through the executor; approvals go
-//! to the client (MCP elicitation) and are denied when it cannot ask.
+//! behind our checks, served over stdio). Both run every call through the executor, with the
+//! static script scan (default policy) as its script gate; approvals go to the client (MCP
+//! elicitation) and are denied when it cannot ask.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -33,7 +34,9 @@ pub(crate) struct ExecArgs {
 
 impl ExecArgs {
     fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
-        let mut config = ExecutorConfig::new(&self.workspace).error_budget(self.error_budget);
+        let mut config = super::executor_config(
+            ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
+        )?;
         if let Some(path) = &self.audit {
             let sink = JsonlAuditSink::open(path).map_err(|e| {
                 CliError(format!("cannot open the audit log {}: {e}", path.display()))
