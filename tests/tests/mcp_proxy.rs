@@ -1,23 +1,14 @@
-//! The guarding proxy: a third-party MCP server's tools are served through our checks, so a call
-//! that breaks the schema or leaves the workspace is refused before the child server sees it,
-//! and the child's own annotations never lower the risk.
+//! The guarding proxy: a third-party MCP server's tools are served through the executor, so a
+//! call that breaks the schema or leaves the workspace is refused before the child server sees
+//! it, and the child's own annotations never lower the risk.
 
 use std::sync::Arc;
 
-use approver::approve_all;
 use serde_json::{json, Map, Value};
+use tool_core::approval::FixedApprover;
 use tool_core::mcp::proxy::{self, ProxyConfig};
-use tool_core::mcp::{McpBackend, McpCallContext, McpCallOutcome, RegistryBackend};
-use tool_core::{ReasonCode, Registry, Risk};
-
-mod approver {
-    use tool_core::mcp::{ApprovalAnswer, Approver};
-
-    /// An approver that says yes, standing for a person who approves the call.
-    pub fn approve_all() -> Approver {
-        std::sync::Arc::new(|_| Box::pin(async { ApprovalAnswer::Approve }))
-    }
-}
+use tool_core::mcp::{ExecutorBackend, McpBackend, McpCallContext, McpCallOutcome};
+use tool_core::{Executor, ExecutorConfig, ReasonCode, Registry, Risk};
 
 fn args(v: Value) -> Map<String, Value> {
     match v {
@@ -26,8 +17,9 @@ fn args(v: Value) -> Map<String, Value> {
     }
 }
 
+/// A call whose client approves everything, standing for a person who approves the call.
 fn ctx(id: &str) -> McpCallContext {
-    McpCallContext::new(id, Default::default()).with_approver(approve_all())
+    McpCallContext::new(id, Default::default()).with_approver(Arc::new(FixedApprover::allow()))
 }
 
 fn received(log: &std::path::Path) -> Vec<Value> {
@@ -65,7 +57,12 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
     for t in imported.tools.iter().cloned() {
         b = b.tool(t);
     }
-    let backend = RegistryBackend::new(Arc::new(b.build().expect("registry")), &workspace);
+    let executor = Executor::new(
+        Arc::new(b.build().expect("registry")),
+        ExecutorConfig::new(&workspace),
+    )
+    .expect("executor");
+    let backend = ExecutorBackend::new(Arc::new(executor));
     let listed = backend.list_tools();
     assert_eq!(listed[0]["annotations"]["readOnlyHint"], json!(false));
 
@@ -105,6 +102,26 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
         "{escape:?}"
     );
 
+    // Only a guard that resolves symlinks sees this one leave the workspace.
+    std::os::unix::fs::symlink(dir.path(), workspace.join("link")).expect("symlink");
+    let via_symlink = backend
+        .call_tool(
+            "write_file".into(),
+            args(json!({"path": "link/outside.txt", "text": "x"})),
+            ctx("2b"),
+        )
+        .await;
+    assert!(
+        matches!(
+            via_symlink,
+            McpCallOutcome::Refused {
+                code: ReasonCode::PathOutsideWorkspace,
+                ..
+            }
+        ),
+        "{via_symlink:?}"
+    );
+
     let unapproved = backend
         .call_tool(
             "write_file".into(),
@@ -140,7 +157,15 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
     );
     let seen = received(&log);
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert_eq!(seen[0]["arguments"], json!({"path": "a.txt", "text": "x"}));
+    // The child gets the path the guard checked: absolute, inside the canonical workspace.
+    let checked = workspace
+        .canonicalize()
+        .expect("workspace exists")
+        .join("a.txt");
+    assert_eq!(
+        seen[0]["arguments"],
+        json!({"path": checked.display().to_string(), "text": "x"})
+    );
 
     imported.shutdown().await;
 }

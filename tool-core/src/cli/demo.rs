@@ -234,10 +234,7 @@ pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliE
 async fn run_step(executor: &Executor, session: &Session, step: &Step) -> Vec<CallResult> {
     if step.batch {
         match crate::call::parse_batch(step.text, &crate::call::ParseLimits::default()) {
-            Ok(calls) => {
-                futures::future::join_all(calls.into_iter().map(|c| executor.execute(session, c)))
-                    .await
-            }
+            Ok(calls) => executor.run_batch(session, calls).await,
             Err(e) => vec![executor.execute_parsed(session, Err(e), true).await],
         }
     } else {

@@ -1,5 +1,7 @@
 //! `serve` (the registry over MCP, stdio or streamable HTTP) and `proxy` (a third-party MCP server
-//! behind our checks, served over stdio).
+//! behind our checks, served over stdio). Both run every call through the executor, with the
+//! static script scan (default policy) as its script gate; approvals go to the client (MCP
+//! elicitation) and are denied when it cannot ask.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -9,10 +11,43 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::CliError;
+use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
+use crate::executor::{Executor, ExecutorConfig, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ProxyConfig};
-use crate::mcp::RegistryBackend;
+use crate::mcp::ExecutorBackend;
 use crate::registry::Registry;
+
+/// Executor settings shared by `serve` and `proxy`.
+#[derive(Debug, Args)]
+pub(crate) struct ExecArgs {
+    /// The workspace root: relative paths are resolved against it, and no path may leave it.
+    #[arg(long)]
+    workspace: PathBuf,
+    /// Append one JSON audit line per call to this file.
+    #[arg(long)]
+    audit: Option<PathBuf>,
+    /// Consecutive failures of one client connection before its calls are refused (0 = no limit).
+    #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
+    error_budget: u32,
+}
+
+impl ExecArgs {
+    fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
+        let mut config = super::executor_config(
+            ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
+        )?;
+        if let Some(path) = &self.audit {
+            let sink = JsonlAuditSink::open(path).map_err(|e| {
+                CliError(format!("cannot open the audit log {}: {e}", path.display()))
+            })?;
+            config = config.audit(Arc::new(sink));
+        }
+        let executor =
+            Executor::new(Arc::new(registry), config).map_err(|e| CliError(e.to_string()))?;
+        Ok(Arc::new(executor))
+    }
+}
 
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
@@ -24,9 +59,8 @@ pub(crate) struct ServeArgs {
     /// Speak MCP over streamable HTTP at http://ADDR/mcp (loopback Host headers only).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// The workspace path arguments are resolved against.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+    #[command(flatten)]
+    exec: ExecArgs,
 }
 
 /// Arguments of `proxy`.
@@ -35,9 +69,8 @@ pub(crate) struct ProxyArgs {
     /// Risk of one imported tool, NAME=RISK (repeatable); unlisted tools are `mutation`.
     #[arg(long = "risk", value_name = "NAME=RISK", value_parser = parse_risk)]
     risks: Vec<(String, Risk)>,
-    /// The workspace path arguments are resolved against.
-    #[arg(long, default_value = ".")]
-    workspace: PathBuf,
+    #[command(flatten)]
+    exec: ExecArgs,
     /// The MCP server to start, and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -57,24 +90,15 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError(format!("could not start the async runtime: {e}")))
 }
 
-fn copy_registry(registry: &Registry) -> Result<Registry, CliError> {
-    let mut b = Registry::builder();
-    for t in registry.iter() {
-        b = b.tool(t.def().clone());
-    }
-    b.build().map_err(|e| CliError(e.to_string()))
-}
-
 pub(crate) fn run_serve(registry: &Registry, args: &ServeArgs) -> Result<ExitCode, CliError> {
-    let backend = RegistryBackend::new(Arc::new(copy_registry(registry)?), &args.workspace);
+    let executor = args.exec.executor(registry.clone())?;
     let rt = runtime()?;
     let result = rt.block_on(async move {
+        let tools = executor.registry().len();
+        let backend = ExecutorBackend::new(executor);
         match args.http {
             Some(addr) => {
-                eprintln!(
-                    "serving {} tools at http://{addr}/mcp",
-                    backend.registry().len()
-                );
+                eprintln!("serving {tools} tools at http://{addr}/mcp");
                 crate::mcp::serve_http(backend, addr).await
             }
             None => crate::mcp::serve_stdio(backend).await,
@@ -94,7 +118,6 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
         ..ProxyConfig::default()
     };
     let rt = runtime()?;
-    let workspace = args.workspace.clone();
     rt.block_on(async move {
         let imported = proxy::import(command, rest, &config)
             .await
@@ -107,7 +130,7 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
             b = b.tool(def);
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
-        let backend = RegistryBackend::new(Arc::new(registry), workspace);
+        let backend = ExecutorBackend::new(args.exec.executor(registry)?);
         let served = crate::mcp::serve_stdio(backend).await;
         imported.shutdown().await;
         served.map_err(|e| CliError(e.to_string()))

@@ -36,10 +36,12 @@ use crate::registry::{RegisteredTool, Registry};
 
 mod batch;
 mod gate;
+mod options;
 mod session;
 
 pub use batch::BatchOptions;
 pub use gate::{GateVerdict, ScriptGate};
+pub use options::CallOptions;
 pub use session::Session;
 
 /// Default longest run time of a call whose tool declares no timeout.
@@ -368,6 +370,7 @@ struct Record {
     safety: Option<Value>,
     args_sha256: Option<String>,
     truncated: bool,
+    options: CallOptions,
 }
 
 impl Record {
@@ -379,6 +382,7 @@ impl Record {
             safety: None,
             args_sha256: None,
             truncated: false,
+            options: CallOptions::default(),
         }
     }
 }
@@ -484,10 +488,22 @@ impl Executor {
         parsed: Result<ToolCall, ParseError>,
         merge_modifier: bool,
     ) -> CallResult {
+        self.execute_inner(session, parsed, merge_modifier, CallOptions::default())
+            .await
+    }
+
+    async fn execute_inner(
+        &self,
+        session: &Session,
+        parsed: Result<ToolCall, ParseError>,
+        merge_modifier: bool,
+        options: CallOptions,
+    ) -> CallResult {
         let start = Instant::now();
         let (tool, call_id) = self.identify(&parsed);
         let span = call_span(session, tool.as_deref(), &call_id);
         let mut rec = Record::new();
+        rec.options = options;
         let verdict = async {
             if let Some(refused) = self.budget_refusal(session) {
                 return refused;
@@ -587,7 +603,7 @@ impl Executor {
                 rec.approval = ApprovalStatus::SessionGrant;
                 break checked;
             }
-            let Some(approver) = &self.config.approver else {
+            let Some(approver) = rec.options.approver_or(self.config.approver.as_ref()) else {
                 rec.approval = ApprovalStatus::NoApprover;
                 return Err(match checked.review {
                     Some((summary, _)) => Verdict::Refused(
@@ -840,6 +856,7 @@ impl Executor {
         if let Some(sink) = &env.progress {
             ctx = ctx.with_progress(sink.clone());
         }
+        let (ctx, _cancel_link) = rec.options.attach(ctx, &token);
         let handler = tool.def().handler();
         let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(ctx, checked.args))) {
             Ok(Ok(fut)) => fut,

@@ -2,26 +2,30 @@
 //!
 //! The server side speaks MCP through a [`McpBackend`]: `tools/list` is whatever the backend lists,
 //! and every `tools/call` is handed to the backend with a [`McpCallContext`] that carries the
-//! client's progress token, the call's cancellation and an approval channel (MCP elicitation when
-//! the client supports it, denial otherwise). Refusals and failures become `isError: true` results
+//! client's progress token, the call's cancellation and an approver (MCP elicitation when the
+//! client supports it, denial otherwise). Refusals and failures become `isError: true` results
 //! whose text starts with the reason code; an unknown tool is a JSON-RPC `-32602` error.
+//!
+//! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
+//! pipeline, one executor session per client connection.
+//!
+//! [`Executor`]: crate::executor::Executor
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::context::{Progress, ProgressSink};
-use crate::decl::Risk;
 use crate::outcome::ReasonCode;
 
+mod executor_backend;
 pub mod proxy;
-pub mod registry_backend;
 mod server;
 
-pub use registry_backend::RegistryBackend;
+pub use executor_backend::ExecutorBackend;
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError};
 
 /// The server name announced in `initialize`.
@@ -44,6 +48,16 @@ pub trait McpBackend: Send + Sync + 'static {
         args: Map<String, Value>,
         ctx: McpCallContext,
     ) -> impl Future<Output = McpCallOutcome> + Send;
+
+    /// The backend for a new client connection (an HTTP session, a stdio connection), or `None`
+    /// to share this one. A backend with per-connection state (an executor session: error
+    /// budget, approval grants) returns a fresh one.
+    fn for_connection(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 /// How one call ended, as the MCP layer reports it.
@@ -91,46 +105,13 @@ impl McpCallOutcome {
     }
 }
 
-/// What a backend asks the person behind the client before a call runs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalRequest {
-    /// The tool.
-    pub tool: String,
-    /// Its declared risk.
-    pub risk: Risk,
-    /// The final arguments the tool would receive.
-    pub arguments: Value,
-    /// Whether "for this session" may be offered (never for destructive or dangerous tools).
-    pub session_grant_allowed: bool,
-}
-
-/// The answer to an [`ApprovalRequest`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApprovalAnswer {
-    /// Run this call.
-    Approve,
-    /// Run this call and later calls of the same tool in this session.
-    ApproveForSession,
-    /// Do not run it.
-    Deny {
-        /// Why (shown after `approval_denied:`).
-        reason: String,
-    },
-}
-
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
-
-/// Asks for approval of one call.
-pub type Approver = Arc<dyn Fn(ApprovalRequest) -> BoxFuture<ApprovalAnswer> + Send + Sync>;
-
 /// What the MCP layer gives a backend for one call.
 #[derive(Clone)]
 pub struct McpCallContext {
     call_id: String,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
-    approver: Approver,
+    approver: Arc<dyn Approver>,
 }
 
 impl std::fmt::Debug for McpCallContext {
@@ -150,7 +131,7 @@ impl McpCallContext {
             call_id: call_id.into(),
             cancel,
             progress: None,
-            approver: deny_all_approver("no approver is configured"),
+            approver: Arc::new(FixedApprover::deny("no approver is configured")),
         }
     }
 
@@ -161,7 +142,7 @@ impl McpCallContext {
     }
 
     /// Ask approvals here.
-    pub fn with_approver(mut self, approver: Approver) -> Self {
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
         self
     }
@@ -193,47 +174,13 @@ impl McpCallContext {
         }
     }
 
-    /// Ask for approval: MCP elicitation when the client supports it, denial otherwise.
-    pub fn request_approval(
-        &self,
-        request: ApprovalRequest,
-    ) -> impl Future<Output = ApprovalAnswer> + Send + 'static {
-        (self.approver)(request)
+    /// Who approves this call: MCP elicitation when the client supports it, denial otherwise.
+    pub fn approver(&self) -> Arc<dyn Approver> {
+        Arc::clone(&self.approver)
     }
-}
 
-/// An approver that denies every call with this reason.
-pub fn deny_all_approver(reason: &'static str) -> Approver {
-    Arc::new(move |_| {
-        Box::pin(async move {
-            ApprovalAnswer::Deny {
-                reason: reason.to_owned(),
-            }
-        })
-    })
-}
-
-/// The MCP tool object of a declaration: name, description, input schema as declared (Draft
-/// 2020-12 keywords such as `$schema` and `$defs` are kept, as MCP 2025-11-25 expects), output
-/// schema when its root is an object, and annotations derived from the declared risk.
-pub fn tool_entry(decl: &crate::decl::ToolDecl) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), Value::String(decl.name.clone()));
-    m.insert(
-        "description".into(),
-        Value::String(decl.description.clone()),
-    );
-    m.insert("inputSchema".into(), decl.input_schema.clone());
-    if let Some(out) = &decl.output_schema {
-        if out.get("type") == Some(&Value::String("object".into())) {
-            m.insert("outputSchema".into(), out.clone());
-        }
+    /// Ask for approval of one call.
+    pub async fn request_approval(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.approver.decide(request).await
     }
-    let mut ann = Map::new();
-    ann.insert("readOnlyHint".into(), Value::Bool(decl.read_only()));
-    ann.insert("destructiveHint".into(), Value::Bool(decl.destructive()));
-    ann.insert("idempotentHint".into(), Value::Bool(decl.idempotent));
-    ann.insert("openWorldHint".into(), Value::Bool(decl.open_world));
-    m.insert("annotations".into(), Value::Object(ann));
-    Value::Object(m)
 }

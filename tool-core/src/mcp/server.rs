@@ -16,10 +16,10 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    ApprovalAnswer, ApprovalRequest, Approver, McpBackend, McpCallContext, McpCallOutcome,
-    SERVER_NAME, SERVER_VERSION,
-};
+use futures::future::BoxFuture;
+
+use super::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
+use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 
 /// Why serving stopped with an error.
@@ -63,6 +63,14 @@ impl<B: McpBackend> McpServer<B> {
         McpServer { backend }
     }
 
+    /// The server for a new client connection: the backend's per-connection copy, or this one.
+    pub fn for_connection(&self) -> Self {
+        match self.backend.for_connection() {
+            Some(backend) => McpServer::new(backend),
+            None => self.clone(),
+        }
+    }
+
     fn tools(&self) -> Result<Vec<Tool>, ErrorData> {
         self.backend
             .list_tools()
@@ -104,7 +112,9 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let mut ctx = McpCallContext::new(context.id.to_string(), context.ct.clone())
-            .with_approver(elicitation_approver(context.peer.clone()));
+            .with_approver(Arc::new(ElicitationApprover {
+                peer: context.peer.clone(),
+            }));
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
             ctx = ctx.clone().with_progress(sink.clone());
@@ -197,34 +207,38 @@ fn progress_forwarder(
 }
 
 /// Approval through MCP form elicitation; a client without the capability gets a denial.
-fn elicitation_approver(peer: Peer<RoleServer>) -> Approver {
-    Arc::new(move |req: ApprovalRequest| {
-        let peer = peer.clone();
+struct ElicitationApprover {
+    peer: Peer<RoleServer>,
+}
+
+impl Approver for ElicitationApprover {
+    fn decide<'a>(&'a self, req: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            if !peer
+            if !self
+                .peer
                 .supported_elicitation_modes()
                 .contains(&ElicitationMode::Form)
             {
-                return ApprovalAnswer::Deny {
+                return ApprovalDecision::Deny {
                     reason: "approval needed, and the client does not support elicitation".into(),
                 };
             }
-            let params = match approval_params(&req) {
+            let params = match approval_params(req) {
                 Ok(p) => p,
-                Err(e) => return ApprovalAnswer::Deny { reason: e },
+                Err(e) => return ApprovalDecision::Deny { reason: e },
             };
-            match peer.create_elicitation(params).await {
-                Ok(res) => interpret_answer(res.action, res.content.as_ref(), &req),
-                Err(e) => ApprovalAnswer::Deny {
+            match self.peer.create_elicitation(params).await {
+                Ok(res) => interpret_answer(res.action, res.content.as_ref(), req),
+                Err(e) => ApprovalDecision::Deny {
                     reason: format!("the approval request failed: {e}"),
                 },
             }
         })
-    })
+    }
 }
 
 fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
-    let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+    let args = serde_json::to_string_pretty(&req.args).unwrap_or_default();
     let mut properties = serde_json::Map::new();
     properties.insert(
         "approve".into(),
@@ -239,20 +253,27 @@ fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String>
     let params = json!({
         "mode": "form",
         "message": format!(
-            "Allow the {} tool `{}` to run with these arguments?\n{}",
-            req.risk, req.tool, args
+            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.)\n{}",
+            req.risk, req.tool, reason_text(&req.reason), args
         ),
         "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
     });
     serde_json::from_value(params).map_err(|e| format!("could not build the approval request: {e}"))
 }
 
+fn reason_text(reason: &ApprovalReason) -> String {
+    match reason {
+        ApprovalReason::Risk { risk } => format!("the tool's risk is {risk}"),
+        ApprovalReason::Review { .. } => format!("the safety scan asks for review: {reason}"),
+    }
+}
+
 fn interpret_answer(
     action: ElicitationAction,
     content: Option<&Value>,
     req: &ApprovalRequest,
-) -> ApprovalAnswer {
-    let deny = |reason: &str| ApprovalAnswer::Deny {
+) -> ApprovalDecision {
+    let deny = |reason: &str| ApprovalDecision::Deny {
         reason: reason.to_owned(),
     };
     match action {
@@ -268,9 +289,9 @@ fn interpret_answer(
         return deny("the user did not approve");
     }
     if req.session_grant_allowed && content.get("for_session") == Some(&Value::Bool(true)) {
-        ApprovalAnswer::ApproveForSession
+        ApprovalDecision::ApproveForSession
     } else {
-        ApprovalAnswer::Approve
+        ApprovalDecision::Approve
     }
 }
 
@@ -306,7 +327,7 @@ pub async fn serve_http_on<B: McpBackend>(
         StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
     let service: StreamableHttpService<McpServer<B>, LocalSessionManager> =
         StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_connection()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
@@ -324,10 +345,16 @@ mod tests {
 
     fn req(session: bool) -> ApprovalRequest {
         ApprovalRequest {
+            session_id: "s".into(),
+            call_id: "1".into(),
             tool: "t".into(),
             risk: Risk::Mutation,
-            arguments: json!({}),
+            args: json!({}),
+            reason: ApprovalReason::Risk {
+                risk: Risk::Mutation,
+            },
             session_grant_allowed: session,
+            round: 0,
         }
     }
 
@@ -337,15 +364,15 @@ mod tests {
         let accept = ElicitationAction::Accept;
         assert_eq!(
             interpret_answer(accept.clone(), Some(&json!({"approve": true})), &r),
-            ApprovalAnswer::Approve
+            ApprovalDecision::Approve
         );
         assert!(matches!(
             interpret_answer(accept.clone(), Some(&json!({"approve": "true"})), &r),
-            ApprovalAnswer::Deny { .. }
+            ApprovalDecision::Deny { .. }
         ));
         assert!(matches!(
             interpret_answer(accept.clone(), None, &r),
-            ApprovalAnswer::Deny { .. }
+            ApprovalDecision::Deny { .. }
         ));
         assert!(matches!(
             interpret_answer(
@@ -353,7 +380,7 @@ mod tests {
                 Some(&json!({"approve": true})),
                 &r
             ),
-            ApprovalAnswer::Deny { .. }
+            ApprovalDecision::Deny { .. }
         ));
     }
 
@@ -362,11 +389,11 @@ mod tests {
         let answer = json!({"approve": true, "for_session": true});
         assert_eq!(
             interpret_answer(ElicitationAction::Accept, Some(&answer), &req(true)),
-            ApprovalAnswer::ApproveForSession
+            ApprovalDecision::ApproveForSession
         );
         assert_eq!(
             interpret_answer(ElicitationAction::Accept, Some(&answer), &req(false)),
-            ApprovalAnswer::Approve
+            ApprovalDecision::Approve
         );
     }
 

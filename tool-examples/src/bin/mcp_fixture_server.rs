@@ -1,180 +1,141 @@
 //! An MCP server with fixture tools for third-party clients: the conformance suite's tools
 //! (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`,
 //! `json_schema_2020_12_tool`) and a few tools that exercise annotations, output schemas, path
-//! arguments and approval for the Python client test.
+//! arguments and approval for the Python client test. All are `#[tool]`s served through the
+//! executor, like any application's tools.
 //!
-//! `mcp_fixture_server --stdio [--workspace DIR]` or `mcp_fixture_server --http ADDR [--workspace DIR]`.
+//! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{json, Value};
-use tool_core::mcp::RegistryBackend;
-use tool_core::{Registry, RegistryError, Risk, ToolContext, ToolDef};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_core::mcp::ExecutorBackend;
+use tool_core::{tool, Executor, ExecutorConfig, Json, Registry, ToolContext, WorkspacePath};
 
-fn no_args() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
+/// Returns a fixed text.
+#[tool(risk = "safe", idempotent)]
+fn test_simple_text() -> String {
+    "This is a simple text response for testing.".to_owned()
 }
 
-fn fixtures() -> Result<Registry, RegistryError> {
-    let simple_text = ToolDef::builder("test_simple_text")
-        .description("Returns a fixed text.")
-        .input_schema(no_args())
-        .risk(Risk::Safe)
-        .handler(|_ctx: ToolContext, _args| async { "This is a simple text response for testing." })
-        .build()?;
-    let error_handling = ToolDef::builder("test_error_handling")
-        .description("Always fails.")
-        .input_schema(no_args())
-        .risk(Risk::Safe)
-        .handler(|_ctx: ToolContext, _args| async {
-            Err::<String, _>("This tool intentionally returns an error for testing")
-        })
-        .build()?;
-    let progress = ToolDef::builder("test_tool_with_progress")
-        .description("Reports progress 0, 50 and 100 out of 100.")
-        .input_schema(no_args())
-        .risk(Risk::Safe)
-        .handler(|ctx: ToolContext, _args| async move {
-            for step in [0.0, 50.0, 100.0] {
-                if step > 0.0 {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                ctx.report_progress(step, Some(100.0), None);
-            }
-            "progress reported: 0, 50, 100"
-        })
-        .build()?;
-    let json_schema = ToolDef::builder("json_schema_2020_12_tool")
-        .description("Tool with JSON Schema 2020-12 features")
-        .input_schema(json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "$defs": {
-                "address": {
-                    "type": "object",
-                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
-                }
-            },
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-            "additionalProperties": false
-        }))
-        .risk(Risk::Safe)
-        .handler(|_ctx: ToolContext, args: Value| async move { Value::String(args.to_string()) })
-        .build()?;
-    let read_note = ToolDef::builder("read_note")
-        .description("Read a note from the workspace.")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "the note, relative to the workspace"}},
-            "required": ["path"],
-            "additionalProperties": false
-        }))
-        .risk(Risk::ReadOnly)
-        .idempotent(true)
-        .path_args(["path"])
-        .handler(|ctx: ToolContext, _args| async move {
-            let path = ctx
-                .path_arg("path")
-                .ok_or_else(|| "the path was not checked".to_owned())?
-                .clone();
-            tokio::fs::read_to_string(&path)
-                .await
-                .map_err(|e| format!("{path}: {e}"))
-        })
-        .build()?;
-    let count_words = ToolDef::builder("count_words")
-        .description("Count the words of a text.")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "text": {"type": "string"},
-                "max": {"type": "integer", "minimum": 0}
-            },
-            "required": ["text"],
-            "additionalProperties": false
-        }))
-        .output_schema(json!({
-            "type": "object",
-            "properties": {"words": {"type": "integer"}},
-            "required": ["words"]
-        }))
-        .risk(Risk::Safe)
-        .idempotent(true)
-        .handler(|_ctx: ToolContext, args: Value| async move {
-            let n = args["text"]
-                .as_str()
-                .unwrap_or_default()
-                .split_whitespace()
-                .count();
-            let n = match args.get("max").and_then(Value::as_u64) {
-                Some(max) => n.min(max as usize),
-                None => n,
-            };
-            json!({"words": n})
-        })
-        .build()?;
-    let write_note = ToolDef::builder("write_note")
-        .description("Write a note into the workspace.")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"path": {"type": "string"}, "text": {"type": "string"}},
-            "required": ["path", "text"],
-            "additionalProperties": false
-        }))
-        .risk(Risk::Mutation)
-        .path_args(["path"])
-        .handler(|ctx: ToolContext, args: Value| async move {
-            let path = ctx
-                .path_arg("path")
-                .ok_or_else(|| "the path was not checked".to_owned())?
-                .clone();
-            let text = args["text"].as_str().unwrap_or_default().to_owned();
-            tokio::fs::write(&path, text)
-                .await
-                .map(|()| format!("wrote {path}"))
-                .map_err(|e| format!("{path}: {e}"))
-        })
-        .build()?;
+/// Always fails.
+#[tool(risk = "safe", idempotent)]
+fn test_error_handling() -> Result<String, String> {
+    Err("This tool intentionally returns an error for testing".to_owned())
+}
+
+/// Reports progress 0, 50 and 100 out of 100.
+#[tool(risk = "safe", idempotent)]
+async fn test_tool_with_progress(ctx: ToolContext) -> String {
+    for step in [0.0, 50.0, 100.0] {
+        if step > 0.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.report_progress(step, Some(100.0), None);
+    }
+    "progress reported: 0, 50, 100".to_owned()
+}
+
+/// A postal address (its schema lands in `$defs` as `address`).
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "address")]
+struct Address {
+    street: Option<String>,
+    city: Option<String>,
+}
+
+/// Tool with JSON Schema 2020-12 features.
+///
+/// # Arguments
+/// * `name` - a name
+/// * `address` - an address, described by a schema in `$defs`
+#[tool(risk = "safe", idempotent)]
+fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
+    serde_json::json!({"name": name, "address": address}).to_string()
+}
+
+/// Read a note from the workspace.
+///
+/// # Arguments
+/// * `path` - the note, relative to the workspace
+#[tool(risk = "read_only", path_args = ["path"], idempotent)]
+fn read_note(path: WorkspacePath) -> Result<String, std::io::Error> {
+    std::fs::read_to_string(&path)
+}
+
+/// How many words a text has.
+#[derive(Debug, Serialize, JsonSchema)]
+struct WordCount {
+    /// The count.
+    words: usize,
+}
+
+/// Count the words of a text.
+///
+/// # Arguments
+/// * `text` - the text
+/// * `max` - count at most this many
+#[tool(risk = "safe", idempotent)]
+fn count_words(text: String, max: Option<u32>) -> Json<WordCount> {
+    let n = text.split_whitespace().count();
+    let n = max.map_or(n, |m| n.min(m as usize));
+    Json(WordCount { words: n })
+}
+
+/// Write a note into the workspace.
+///
+/// # Arguments
+/// * `path` - the note, relative to the workspace
+/// * `text` - what to write
+#[tool(risk = "mutation", path_args = ["path"])]
+fn write_note(path: WorkspacePath, text: String) -> Result<String, std::io::Error> {
+    std::fs::write(&path, text)?;
+    Ok(format!("wrote {}", path.as_path().display()))
+}
+
+/// The fixture tools, and only them (the example library's tools are linked in too).
+fn fixtures() -> Result<Registry, tool_core::RegistryError> {
     Registry::builder()
-        .tool(simple_text)
-        .tool(error_handling)
-        .tool(progress)
-        .tool(json_schema)
-        .tool(read_note)
-        .tool(count_words)
-        .tool(write_note)
+        .with_inventory_where(|module| module == module_path!())
         .build()
 }
+
+const USAGE: &str = "usage: --stdio | --http ADDR, and --workspace DIR";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut http = None;
     let mut stdio = false;
-    let mut workspace = std::path::PathBuf::from(".");
+    let mut workspace = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--stdio" => stdio = true,
             "--http" => http = it.next().cloned(),
-            "--workspace" => workspace = it.next().map(Into::into).unwrap_or(workspace),
+            "--workspace" => workspace = it.next().cloned(),
             other => {
-                eprintln!(
-                    "unknown argument `{other}`; usage: --stdio | --http ADDR [--workspace DIR]"
-                );
+                eprintln!("unknown argument `{other}`; {USAGE}");
                 return ExitCode::from(2);
             }
         }
     }
-    let registry = match fixtures() {
-        Ok(r) => Arc::new(r),
+    let Some(workspace) = workspace else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let executor = match fixtures().map_err(|e| e.to_string()).and_then(|r| {
+        Executor::new(Arc::new(r), ExecutorConfig::new(workspace)).map_err(|e| e.to_string())
+    }) {
+        Ok(e) => Arc::new(e),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let backend = RegistryBackend::new(registry, workspace);
+    let backend = ExecutorBackend::new(executor);
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -196,7 +157,7 @@ fn main() -> ExitCode {
                 }
             },
             _ => {
-                eprintln!("usage: --stdio | --http ADDR [--workspace DIR]");
+                eprintln!("{USAGE}");
                 return Err(None);
             }
         }
