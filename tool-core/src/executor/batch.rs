@@ -13,6 +13,9 @@
 //! group whose modifiers touch the same key conflict: neither modifier is applied and both calls
 //! fail with `modifier_conflict` (their modifiers are returned in the results, unapplied).
 //!
+//! The error budget is checked as each call is prepared; the calls of a concurrent group count
+//! against it when the group has finished.
+//!
 //! Cancelling the batch (through [`BatchOptions::cancellation`] or
 //! [`Session::cancel_all`]) cancels the calls running (`failed` / `cancelled`) and refuses the
 //! calls not yet started (`refused` / `cancelled`); every call still gets its result.
@@ -116,6 +119,9 @@ impl Executor {
         match options.cancel {
             None => work.await,
             Some(caller) => {
+                if caller.is_cancelled() {
+                    batch.cancel();
+                }
                 // Forward the caller's cancellation without dropping the work: every call still
                 // gets its result.
                 let forward = async {
