@@ -233,3 +233,20 @@ fn batch_limits_and_refusals() {
         err.message
     );
 }
+
+/// A model turn parsed item by item: strict JSON for the whole line (a duplicate key anywhere
+/// refuses it), an unknown shape refused in its place, call-less content blocks skipped.
+#[test]
+fn turn_items_are_strict_json_but_refused_one_by_one() {
+    use tool_core::call::parse_turn_items;
+    let limits = ParseLimits::default();
+    let dup = r#"[{"tool": "a", "args": {"x": 1, "x": 2}}]"#;
+    assert!(parse_turn_items(dup, &limits).is_err());
+    let mixed = r#"[{"type": "text", "text": "hi"}, {"tool": "a", "args": {}}, {"tool": "b", "args": {}, "extra": 1}, 7]"#;
+    let items = parse_turn_items(mixed, &limits).expect("well-formed JSON");
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0].as_ref().map(|c| c.name.as_str()), Ok("a"));
+    assert!(items[1].is_err());
+    assert!(items[2].is_err());
+    assert!(parse_turn_items("a(x=1)", &limits).is_err());
+}

@@ -194,6 +194,49 @@ pub fn parse_batch(input: &str, limits: &ParseLimits) -> Result<Vec<ToolCall>, P
     Ok(calls)
 }
 
+/// Parse a JSON array of calls (a model turn) item by item: the whole array must be well-formed
+/// strict JSON within the limits (duplicate keys, depth, sizes), but an item of an unknown shape is
+/// refused in its place while the other items still parse. Content blocks that carry no call
+/// (`text`, `thinking`, …) are skipped, as in [`parse_batch`].
+pub fn parse_turn_items(
+    input: &str,
+    limits: &ParseLimits,
+) -> Result<Vec<Result<ToolCall, ParseError>>, ParseError> {
+    let Input::Json(doc) = classify(input, limits)? else {
+        return Err(ParseError::new(
+            "a model turn here must be a JSON array of calls",
+        ));
+    };
+    let Value::Array(items) = json::parse(doc, limits)? else {
+        return Err(ParseError::new(
+            "a model turn here must be a JSON array of calls",
+        ));
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let path = format!("$[{i}]");
+        match item {
+            Value::Object(obj) => {
+                if shape::carries_no_call(&obj) {
+                    continue;
+                }
+                out.push(shape::call_from_object(obj, &path, limits));
+            }
+            _ => out.push(Err(ParseError::new(format!(
+                "{path} must be a JSON object (a call or a content block)"
+            )))),
+        }
+    }
+    if out.len() > limits.max_calls {
+        return Err(ParseError::new(format!(
+            "the turn has {} calls; the limit is {}",
+            out.len(),
+            limits.max_calls
+        )));
+    }
+    Ok(out)
+}
+
 enum Input<'a> {
     Json(&'a str),
     Text(&'a str),

@@ -45,6 +45,11 @@ pub(super) fn call_from_object(
     }
 }
 
+/// `true` for content blocks and items that carry no call (`text`, `thinking`, …).
+pub(super) fn carries_no_call(obj: &Map<String, Value>) -> bool {
+    matches!(obj.get("type"), Some(Value::String(kind)) if SKIPPED_TYPES.contains(&kind.as_str()))
+}
+
 /// The calls of a JSON array (a model turn), skipping items that carry no call.
 pub(super) fn calls_from_array(
     items: Vec<Value>,
@@ -59,10 +64,8 @@ pub(super) fn calls_from_array(
                 "{item_path} must be a JSON object (a call or a content block)"
             )));
         };
-        if let Some(Value::String(kind)) = obj.get("type") {
-            if SKIPPED_TYPES.contains(&kind.as_str()) {
-                continue;
-            }
+        if carries_no_call(&obj) {
+            continue;
         }
         calls.push(call_from_object(obj, &item_path, limits)?);
     }

@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use super::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
-use crate::call::{parse_call, ParseError, ParseLimits, ToolCall};
+use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
 use crate::executor::{
     BatchOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
     DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
@@ -240,24 +240,13 @@ fn batch_of(
     if mode != LineMode::Batch || !text.starts_with('[') {
         return None;
     }
-    let items = match serde_json::from_str::<Vec<Value>>(text) {
-        Ok(items) => items,
-        Err(e) => {
-            return Some(Err(ParseError::new(format!(
-                "invalid batch (a JSON array of calls): {e}"
-            ))))
-        }
+    // The whole line goes through the strict parser (duplicate keys, depth and size limits at
+    // every level); an item of an unknown shape is refused in its place.
+    let limits = ParseLimits {
+        max_calls: limits.max_calls.min(MAX_BATCH_CALLS),
+        ..limits.clone()
     };
-    if items.len() > MAX_BATCH_CALLS {
-        return Some(Err(ParseError::new(format!(
-            "the batch has {} calls; the limit is {MAX_BATCH_CALLS}",
-            items.len()
-        ))));
-    }
-    Some(Ok(items
-        .into_iter()
-        .map(|item| parse_call(&item.to_string(), limits))
-        .collect()))
+    Some(parse_turn_items(text, &limits))
 }
 
 fn to_json(line: u64, r: CallResult) -> Value {
