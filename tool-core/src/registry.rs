@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -328,6 +328,12 @@ pub enum RegistryError {
 
 /// Check a declaration against the rules `#[tool]` enforces at compile time.
 pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
+    check_and_compile(decl).map(drop)
+}
+
+/// [`check_decl`], returning the input validator it compiled, so a registry compiles each
+/// schema once (compiling dominates start-up).
+fn check_and_compile(decl: &ToolDecl) -> Result<jsonschema::Validator, RegistryError> {
     let bad = |reason: String| RegistryError::InvalidDeclaration {
         tool: decl.name.clone(),
         reason,
@@ -361,7 +367,7 @@ pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
             )));
         }
     }
-    crate::schema::compile(&decl.input_schema)
+    let validator = crate::schema::compile(&decl.input_schema)
         .map_err(|e| bad(format!("invalid input schema: {e}")))?;
     for arg in &decl.path_args {
         if !is_string_property(&decl.input_schema, arg) {
@@ -380,7 +386,7 @@ pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
     if !decl.script_args.is_empty() && decl.script_lang.is_none() {
         return Err(bad("script arguments need a script language".to_owned()));
     }
-    Ok(())
+    Ok(validator)
 }
 
 fn find_external_ref(v: &Value) -> Option<String> {
@@ -514,7 +520,6 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
         for def in self.defs {
-            check_decl(&def.decl)?;
             if let Some(existing) = tools.get(&def.decl.name) {
                 return Err(RegistryError::DuplicateName {
                     name: def.decl.name.clone(),
@@ -522,12 +527,7 @@ impl RegistryBuilder {
                     second: def.decl.source.clone(),
                 });
             }
-            let validator = crate::schema::compile(&def.decl.input_schema).map_err(|e| {
-                RegistryError::InvalidDeclaration {
-                    tool: def.decl.name.clone(),
-                    reason: format!("invalid input schema: {e}"),
-                }
-            })?;
+            let validator = check_and_compile(&def.decl)?;
             tools.insert(
                 def.decl.name.clone(),
                 RegisteredTool {
@@ -536,12 +536,10 @@ impl RegistryBuilder {
                 },
             );
         }
-        let dump = canonical_dump_of(tools.values().map(RegisteredTool::decl));
-        let fingerprint = hex::encode(Sha256::digest(&dump));
         Ok(Registry {
             tools,
-            dump,
-            fingerprint,
+            dump: OnceLock::new(),
+            fingerprint: OnceLock::new(),
         })
     }
 }
@@ -550,15 +548,17 @@ impl RegistryBuilder {
 #[derive(Clone)]
 pub struct Registry {
     tools: BTreeMap<String, RegisteredTool>,
-    dump: Vec<u8>,
-    fingerprint: String,
+    // Made on first use: a program that never dumps, pins or audits does not pay for them at
+    // start-up. The registry is immutable, so they cannot go stale.
+    dump: OnceLock<Vec<u8>>,
+    fingerprint: OnceLock<String>,
 }
 
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("tools", &self.tools.keys().collect::<Vec<_>>())
-            .field("fingerprint", &self.fingerprint)
+            .field("fingerprint", &self.fingerprint())
             .finish()
     }
 }
@@ -597,12 +597,14 @@ impl Registry {
     /// The canonical dump: sorted keys, two-space indent, trailing newline. One registry, one
     /// byte sequence.
     pub fn canonical_dump(&self) -> &[u8] {
-        &self.dump
+        self.dump
+            .get_or_init(|| canonical_dump_of(self.tools.values().map(RegisteredTool::decl)))
     }
 
     /// SHA-256 (lowercase hex) of the canonical dump.
     pub fn fingerprint(&self) -> &str {
-        &self.fingerprint
+        self.fingerprint
+            .get_or_init(|| hex::encode(Sha256::digest(self.canonical_dump())))
     }
 }
 

@@ -68,9 +68,31 @@ pub fn sorted(v: &Value) -> Value {
 /// Canonical bytes: keys sorted at every level, two-space indent, one trailing newline.
 pub fn canonical_bytes(v: &Value) -> Vec<u8> {
     // Serializing a `Value` cannot fail: every key is a string.
-    let mut out = serde_json::to_vec_pretty(&sorted(v)).unwrap_or_default();
+    let mut out = serde_json::to_vec_pretty(&SortedKeys(v)).unwrap_or_default();
     out.push(b'\n');
     out
+}
+
+/// Serializes a value as [`sorted`] would rebuild it, without copying it first.
+struct SortedKeys<'a>(&'a Value);
+
+impl serde::Serialize for SortedKeys<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(m) => {
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (k, v) in entries {
+                    map.serialize_entry(k, &SortedKeys(v))?;
+                }
+                map.end()
+            }
+            Value::Array(a) => s.collect_seq(a.iter().map(SortedKeys)),
+            other => other.serialize(s),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -86,6 +108,15 @@ mod tests {
         assert!(String::from_utf8(a)
             .expect("utf8")
             .starts_with("{\n  \"a\""));
+    }
+
+    #[test]
+    fn canonical_bytes_match_the_sorted_copy() {
+        let v =
+            json!({"z": [{"b": null, "a": 1.5}], "a": {"y": "x", "b": [true, {"d": 1, "c": 2}]}});
+        let mut expected = serde_json::to_vec_pretty(&sorted(&v)).expect("serializes");
+        expected.push(b'\n');
+        assert_eq!(canonical_bytes(&v), expected);
     }
 
     #[test]

@@ -1,0 +1,298 @@
+//! Per-call overhead against peers, measured side by side in one run, on the same 3-argument call
+//! text and the same function body:
+//!
+//! - `floor`: deserialize the call text into a typed struct, call the function directly;
+//! - `naive`: parse the text, validate the arguments with a compiled `jsonschema` validator,
+//!   deserialize them into the typed struct, call the function;
+//! - `rmcp`: deserialize the text into rmcp's `CallToolRequestParams` and dispatch through
+//!   rmcp's in-process `ToolRouter` (`#[tool_router]` / `#[tool]`), which deserializes into
+//!   `Parameters<T>` but does not validate against the schema;
+//! - `pipeline`: the executor on the same text (parse → lookup → validate → path guard →
+//!   dispatch → outcome, no approver needed for read-only tools, no-op audit), calling an async
+//!   `#[tool]` function;
+//! - `pipeline_sync`: the same with a sync `#[tool]` function (run on tokio's blocking pool).
+//!
+//! Two groups: `read_file` reads a small real file (the usual case), `noop` returns a constant
+//! (pure overhead).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolRequestParams, NumberOrString};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{tool, tool_router, ServiceExt};
+use serde::Deserialize;
+use tool_core::{Executor, ExecutorConfig, Registry, WorkspacePath};
+
+const READ_CALL: &str =
+    r#"{"tool": "read_part", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const READ_CALL_SYNC: &str =
+    r#"{"tool": "read_part_sync", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const NOOP_CALL: &str =
+    r#"{"tool": "noop", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const NOOP_CALL_SYNC: &str =
+    r#"{"tool": "noop_sync", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const MCP_READ_CALL: &str =
+    r#"{"name": "read_part", "arguments": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const MCP_NOOP_CALL: &str =
+    r#"{"name": "noop", "arguments": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+
+/// The function body every variant runs.
+fn read_slice(path: &Path, offset: u32, limit: u32) -> Result<String, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    Ok(text
+        .chars()
+        .skip(offset as usize)
+        .take(limit as usize)
+        .collect())
+}
+
+/// Read part of a text file.
+///
+/// # Arguments
+/// * `path` - the file, relative to the workspace
+/// * `offset` - characters to skip
+/// * `limit` - most characters to return
+#[tool_core::tool(risk = "read_only", path_args = ["path"], concurrency_safe)]
+async fn read_part(
+    path: WorkspacePath,
+    offset: Option<u32>,
+    limit: Option<u32>,
+) -> Result<String, String> {
+    read_slice(&path, offset.unwrap_or(0), limit.unwrap_or(u32::MAX))
+}
+
+/// Read part of a text file (sync).
+///
+/// # Arguments
+/// * `path` - the file, relative to the workspace
+/// * `offset` - characters to skip
+/// * `limit` - most characters to return
+#[tool_core::tool(risk = "read_only", path_args = ["path"], concurrency_safe)]
+fn read_part_sync(
+    path: WorkspacePath,
+    offset: Option<u32>,
+    limit: Option<u32>,
+) -> Result<String, String> {
+    read_slice(&path, offset.unwrap_or(0), limit.unwrap_or(u32::MAX))
+}
+
+/// Return a constant.
+///
+/// # Arguments
+/// * `path` - a file, relative to the workspace
+/// * `offset` - unused
+/// * `limit` - unused
+#[tool_core::tool(risk = "read_only", path_args = ["path"], concurrency_safe)]
+async fn noop(path: WorkspacePath, offset: Option<u32>, limit: Option<u32>) -> String {
+    let _ = (path, offset, limit);
+    "done".to_owned()
+}
+
+/// Return a constant (sync).
+///
+/// # Arguments
+/// * `path` - a file, relative to the workspace
+/// * `offset` - unused
+/// * `limit` - unused
+#[tool_core::tool(risk = "read_only", path_args = ["path"], concurrency_safe)]
+fn noop_sync(path: WorkspacePath, offset: Option<u32>, limit: Option<u32>) -> String {
+    let _ = (path, offset, limit);
+    "done".to_owned()
+}
+
+/// The arguments, as a hand-written program (and rmcp) declares them.
+#[derive(Deserialize, rmcp::schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// the file, relative to the workspace
+    path: String,
+    /// characters to skip
+    offset: Option<u32>,
+    /// most characters to return
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Call {
+    #[allow(dead_code)]
+    tool: String,
+    args: ReadArgs,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UntypedCall {
+    #[allow(dead_code)]
+    tool: String,
+    args: serde_json::Value,
+}
+
+/// The same two tools served by rmcp's router.
+#[derive(Clone)]
+struct RmcpServer {
+    root: PathBuf,
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router(server_handler)]
+impl RmcpServer {
+    #[tool(description = "Read part of a text file")]
+    fn read_part(&self, Parameters(a): Parameters<ReadArgs>) -> Result<String, String> {
+        read_slice(
+            &self.root.join(&a.path),
+            a.offset.unwrap_or(0),
+            a.limit.unwrap_or(u32::MAX),
+        )
+    }
+
+    #[tool(description = "Return a constant")]
+    fn noop(&self, Parameters(a): Parameters<ReadArgs>) -> String {
+        let _ = (a.path, a.offset, a.limit);
+        "done".to_owned()
+    }
+}
+
+/// An rmcp server connected to a client over an in-memory pipe, so a real `Peer` exists for the
+/// request context; the benchmark then calls the router directly, without JSON-RPC framing.
+async fn rmcp_peer(server: RmcpServer) -> (rmcp::Peer<RoleServer>, Box<dyn std::any::Any>) {
+    let (server_io, client_io) = tokio::io::duplex(64 * 1024);
+    let server_task = tokio::spawn(async move { server.serve(server_io).await });
+    let client = ().serve(client_io).await.expect("rmcp client");
+    let running = server_task
+        .await
+        .expect("server task")
+        .expect("rmcp server");
+    let peer = running.peer().clone();
+    (peer, Box::new((running, client)))
+}
+
+fn bench(c: &mut Criterion) {
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(ws.path().join("docs")).expect("dir");
+    std::fs::write(ws.path().join("docs/notes.txt"), "x".repeat(512)).expect("file");
+    let registry = Arc::new(
+        Registry::builder()
+            .with_inventory()
+            .build()
+            .expect("registry"),
+    );
+    let exec =
+        Executor::new(registry, ExecutorConfig::new(ws.path()).error_budget(0)).expect("executor");
+    let session = exec.new_session();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let root = exec.workspace().to_path_buf();
+
+    let schema = serde_json::to_value(rmcp::schemars::schema_for!(ReadArgs)).expect("schema");
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .expect("validator");
+
+    let server = RmcpServer {
+        root: root.clone(),
+        tool_router: RmcpServer::tool_router(),
+    };
+    let (peer, _keep) = rt.block_on(rmcp_peer(server.clone()));
+    let router = &server.tool_router;
+    let rmcp_call = |text: &str| {
+        let params: CallToolRequestParams =
+            serde_json::from_str(std::hint::black_box(text)).expect("mcp params");
+        let ctx = RequestContext::new(NumberOrString::Number(1), peer.clone());
+        router.call(ToolCallContext::new(&server, params, ctx))
+    };
+
+    for (text, sync) in [(READ_CALL, READ_CALL_SYNC), (NOOP_CALL, NOOP_CALL_SYNC)] {
+        for t in [text, sync] {
+            let check = rt.block_on(exec.execute_text(&session, t));
+            assert!(check.is_ok(), "{check:?}");
+        }
+    }
+    for t in [MCP_READ_CALL, MCP_NOOP_CALL] {
+        let r = rt.block_on(rmcp_call(t)).expect("rmcp call");
+        assert!(
+            format!("{r:?}").contains("xxxx") || t == MCP_NOOP_CALL,
+            "{r:?}"
+        );
+    }
+
+    let mut g = c.benchmark_group("read_file");
+    g.bench_function("floor", |b| {
+        b.iter(|| {
+            let call: Call = serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
+            let a = call.args;
+            read_slice(
+                &root.join(&a.path),
+                a.offset.unwrap_or(0),
+                a.limit.unwrap_or(u32::MAX),
+            )
+        })
+    });
+    g.bench_function("naive", |b| {
+        b.iter(|| {
+            let call: UntypedCall =
+                serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
+            assert!(validator.is_valid(&call.args));
+            let a: ReadArgs = serde_json::from_value(call.args).expect("args");
+            read_slice(
+                &root.join(&a.path),
+                a.offset.unwrap_or(0),
+                a.limit.unwrap_or(u32::MAX),
+            )
+        })
+    });
+    g.bench_function("rmcp", |b| {
+        b.to_async(&rt).iter(|| rmcp_call(MCP_READ_CALL))
+    });
+    g.bench_function("pipeline", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL)))
+    });
+    g.bench_function("pipeline_sync", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL_SYNC)))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("noop");
+    g.bench_function("floor", |b| {
+        b.iter(|| {
+            let call: Call = serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
+            let _ = std::hint::black_box(call.args);
+            "done".to_owned()
+        })
+    });
+    g.bench_function("naive", |b| {
+        b.iter(|| {
+            let call: UntypedCall =
+                serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
+            assert!(validator.is_valid(&call.args));
+            let a: ReadArgs = serde_json::from_value(call.args).expect("args");
+            let _ = std::hint::black_box(a);
+            "done".to_owned()
+        })
+    });
+    g.bench_function("rmcp", |b| {
+        b.to_async(&rt).iter(|| rmcp_call(MCP_NOOP_CALL))
+    });
+    g.bench_function("pipeline", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL)))
+    });
+    g.bench_function("pipeline_sync", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL_SYNC)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

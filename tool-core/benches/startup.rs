@@ -1,0 +1,213 @@
+//! Registry start-up with 100 `#[tool]` functions: collect them from `inventory` (which builds
+//! each declaration and derives its JSON Schema with schemars), check them and compile their
+//! validators, then verify a pin of the result, as a program does once at start.
+//!
+//! The 100 tools are four realistic shapes (a path reader, a search, an enum-driven action, a
+//! query with nested filter objects), 25 of each.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tool_core::{Registry, WorkspacePath};
+
+/// How a deployment proceeds.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Replace every instance at once.
+    Recreate,
+    /// Replace instances a few at a time.
+    Rolling,
+    /// Start a second set and switch traffic.
+    BlueGreen,
+}
+
+/// A comparison in a row filter.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Equal.
+    Eq,
+    /// Not equal.
+    Ne,
+    /// Less than.
+    Lt,
+    /// Greater than.
+    Gt,
+    /// Substring match.
+    Contains,
+}
+
+/// One row filter.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    /// Column name.
+    pub column: String,
+    /// Comparison.
+    pub op: Op,
+    /// Value compared against.
+    pub value: String,
+}
+
+macro_rules! read_range {
+    ($name:ident) => {
+        /// Read a range of lines from a text file in the workspace.
+        ///
+        /// # Arguments
+        /// * `path` - the file, relative to the workspace
+        /// * `first_line` - first line to return (1-based)
+        /// * `line_count` - most lines to return
+        #[tool_core::tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
+        pub fn $name(
+            path: WorkspacePath,
+            first_line: Option<u32>,
+            line_count: Option<u32>,
+        ) -> Result<String, String> {
+            let _ = (path, first_line, line_count);
+            Ok(String::new())
+        }
+    };
+}
+
+macro_rules! search_text {
+    ($name:ident) => {
+        /// Search the project's files for a pattern.
+        ///
+        /// # Arguments
+        /// * `pattern` - text to look for
+        /// * `globs` - only files matching one of these globs
+        /// * `case_sensitive` - match case exactly
+        /// * `max_results` - stop after this many matches
+        #[tool_core::tool(risk = "read_only", concurrency_safe, open_world)]
+        pub async fn $name(
+            pattern: String,
+            globs: Vec<String>,
+            case_sensitive: bool,
+            max_results: Option<u16>,
+        ) -> String {
+            let _ = (pattern, globs, case_sensitive, max_results);
+            String::new()
+        }
+    };
+}
+
+macro_rules! deploy_service {
+    ($name:ident) => {
+        /// Deploy a service version to an environment.
+        ///
+        /// # Arguments
+        /// * `service` - the service name
+        /// * `version` - the version tag
+        /// * `strategy` - how instances are replaced
+        /// * `replicas` - instance count after the deployment
+        /// * `dry_run` - plan only, change nothing
+        #[tool_core::tool(risk = "destructive", timeout = "120s")]
+        pub async fn $name(
+            service: String,
+            version: String,
+            strategy: Strategy,
+            replicas: Option<u8>,
+            dry_run: Option<bool>,
+        ) -> Result<String, String> {
+            let _ = (service, version, strategy, replicas, dry_run);
+            Ok(String::new())
+        }
+    };
+}
+
+macro_rules! query_rows {
+    ($name:ident) => {
+        /// Query rows of a table with filters.
+        ///
+        /// # Arguments
+        /// * `table` - the table name
+        /// * `filters` - every filter must hold
+        /// * `columns` - columns to return (all when empty)
+        /// * `limit` - most rows to return
+        #[tool_core::tool(risk = "read_only", concurrency_safe, idempotent)]
+        pub fn $name(
+            table: String,
+            filters: Vec<Filter>,
+            columns: Vec<String>,
+            limit: Option<u32>,
+        ) -> String {
+            let _ = (table, filters, columns, limit);
+            String::new()
+        }
+    };
+}
+
+macro_rules! hundred_tools {
+    ($($a:ident $b:ident $c:ident $d:ident;)*) => {
+        $(read_range!($a); search_text!($b); deploy_service!($c); query_rows!($d);)*
+    };
+}
+
+hundred_tools! {
+    read_range_00 search_text_00 deploy_service_00 query_rows_00;
+    read_range_01 search_text_01 deploy_service_01 query_rows_01;
+    read_range_02 search_text_02 deploy_service_02 query_rows_02;
+    read_range_03 search_text_03 deploy_service_03 query_rows_03;
+    read_range_04 search_text_04 deploy_service_04 query_rows_04;
+    read_range_05 search_text_05 deploy_service_05 query_rows_05;
+    read_range_06 search_text_06 deploy_service_06 query_rows_06;
+    read_range_07 search_text_07 deploy_service_07 query_rows_07;
+    read_range_08 search_text_08 deploy_service_08 query_rows_08;
+    read_range_09 search_text_09 deploy_service_09 query_rows_09;
+    read_range_10 search_text_10 deploy_service_10 query_rows_10;
+    read_range_11 search_text_11 deploy_service_11 query_rows_11;
+    read_range_12 search_text_12 deploy_service_12 query_rows_12;
+    read_range_13 search_text_13 deploy_service_13 query_rows_13;
+    read_range_14 search_text_14 deploy_service_14 query_rows_14;
+    read_range_15 search_text_15 deploy_service_15 query_rows_15;
+    read_range_16 search_text_16 deploy_service_16 query_rows_16;
+    read_range_17 search_text_17 deploy_service_17 query_rows_17;
+    read_range_18 search_text_18 deploy_service_18 query_rows_18;
+    read_range_19 search_text_19 deploy_service_19 query_rows_19;
+    read_range_20 search_text_20 deploy_service_20 query_rows_20;
+    read_range_21 search_text_21 deploy_service_21 query_rows_21;
+    read_range_22 search_text_22 deploy_service_22 query_rows_22;
+    read_range_23 search_text_23 deploy_service_23 query_rows_23;
+    read_range_24 search_text_24 deploy_service_24 query_rows_24;
+}
+
+fn bench(c: &mut Criterion) {
+    let pin_dir = tempfile::tempdir().expect("tempdir");
+    let registry = Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("registry");
+    assert_eq!(registry.len(), 100);
+    tool_core::pin::write(&registry, pin_dir.path()).expect("pin");
+
+    let mut g = c.benchmark_group("startup_100_tools");
+    g.bench_function("collect", |b| {
+        b.iter(|| Registry::builder().with_inventory())
+    });
+    g.bench_function("collect_compile", |b| {
+        b.iter(|| {
+            Registry::builder()
+                .with_inventory()
+                .build()
+                .expect("registry")
+        })
+    });
+    g.bench_function("verify_pin", |b| {
+        b.iter(|| registry.verify_pin(pin_dir.path()).expect("pin holds"))
+    });
+    g.bench_function("collect_compile_verify", |b| {
+        b.iter(|| {
+            let r = Registry::builder()
+                .with_inventory()
+                .build()
+                .expect("registry");
+            r.verify_pin(pin_dir.path()).expect("pin holds");
+            r
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
