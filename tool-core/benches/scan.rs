@@ -1,4 +1,7 @@
-//! Scan time of a 4 KB bash script and a 4 KB Python file, next to the tree-sitter parse alone.
+//! Scan time of a 4 KB bash script and a 4 KB Python file, next to the parse alone: tree-sitter
+//! (what the scanner uses) and the alternatives weighed against it (brush-parser for bash,
+//! rustpython-parser and ruff_python_parser for Python, with `--features bench-parsers`), on the
+//! same inputs.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tool_core::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
@@ -90,7 +93,49 @@ fn bench(c: &mut Criterion) {
     g.bench_function("tree_sitter_python_4k", |b| {
         b.iter(|| pp.parse(std::hint::black_box(&py), None))
     });
+
+    #[cfg(feature = "bench-parsers")]
+    alternatives(&mut g, &bash, &py);
     g.finish();
+}
+
+/// brush-parser, rustpython-parser and ruff_python_parser on the same inputs (parse only).
+#[cfg(feature = "bench-parsers")]
+fn alternatives(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    bash: &str,
+    py: &str,
+) {
+    // brush-parser: tokenizer + PEG parser; words stay strings (their expansions are a further
+    // parse tree-sitter has already done). The uncached tokenizer, or repeats would be memoized.
+    let brush_opts = brush_parser::ParserOptions::default();
+    let tok_opts = brush_parser::TokenizerOptions::default();
+    let tokens = brush_parser::uncached_tokenize_str(bash, &tok_opts).expect("brush tokenizes");
+    brush_parser::parse_tokens(&tokens, &brush_opts).expect("brush parses");
+    g.bench_function("brush_parser_bash_4k", |b| {
+        b.iter(|| {
+            let t = brush_parser::uncached_tokenize_str(std::hint::black_box(bash), &tok_opts);
+            t.ok()
+                .map(|t| brush_parser::parse_tokens(&t, &brush_opts).is_ok())
+        })
+    });
+
+    rustpython_parser::parse(py, rustpython_parser::Mode::Module, "<bench>")
+        .expect("rustpython parses");
+    g.bench_function("rustpython_parser_python_4k", |b| {
+        b.iter(|| {
+            rustpython_parser::parse(
+                std::hint::black_box(py),
+                rustpython_parser::Mode::Module,
+                "<bench>",
+            )
+        })
+    });
+
+    ruff_python_parser::parse_module(py).expect("ruff parses");
+    g.bench_function("ruff_python_parser_python_4k", |b| {
+        b.iter(|| ruff_python_parser::parse_module(std::hint::black_box(py)))
+    });
 }
 
 criterion_group!(benches, bench);

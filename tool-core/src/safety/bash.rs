@@ -4,6 +4,8 @@
 // blur which name an arm is about.
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
+use std::collections::HashMap;
+
 use tree_sitter::Node;
 
 use super::catalog::finding;
@@ -46,12 +48,13 @@ pub(crate) fn scan(
         cred_read: None,
         net_send: false,
         too_deep: false,
+        inv_cache: HashMap::new(),
     };
     if root.has_error() {
         let at = first_error(root).unwrap_or(root);
         b.push(finding("BASH-SYNTAX", b.text(at)), at);
     }
-    b.visit(root, 0);
+    b.visit(root);
     if let (Some((ev, pos)), true) = (b.cred_read.take(), b.net_send) {
         let pos = b.base.or(Some(pos));
         b.sink.push_at(finding("BASH-CRED-EXFIL", &ev), pos);
@@ -110,6 +113,8 @@ fn descendants<'t>(root: Node<'t>) -> Vec<Node<'t>> {
 struct Word<'t> {
     node: Node<'t>,
     lit: Option<String>,
+    /// Only filled once the word turns out dynamic (`lit` is `None`): the common static word
+    /// then costs one string, not two.
     approx: String,
     /// Quotes, ANSI-C strings or inner backslashes: how names get disguised.
     disguised: bool,
@@ -179,7 +184,7 @@ const NET_SEND: &[&str] = &[
     "ssh", "http", "https", "aria2c",
 ];
 
-struct Bash<'a, 's> {
+struct Bash<'a, 's, 't> {
     src: &'s str,
     sink: &'a mut Sink,
     nest: usize,
@@ -187,6 +192,9 @@ struct Bash<'a, 's> {
     cred_read: Option<(String, (u32, u32))>,
     net_send: bool,
     too_deep: bool,
+    /// Invocations built while looking ahead (pipeline stages, substitutions), by node id, so the
+    /// walk does not build them a second time when it reaches the command.
+    inv_cache: HashMap<usize, Vec<Inv<'t>>>,
 }
 
 fn pos(n: Node<'_>) -> (u32, u32) {
@@ -199,7 +207,7 @@ fn pos(n: Node<'_>) -> (u32, u32) {
     )
 }
 
-impl<'t, 's: 't> Bash<'_, 's> {
+impl<'t, 's: 't> Bash<'_, 's, 't> {
     fn text(&self, n: Node<'_>) -> &'s str {
         self.src.get(n.byte_range()).unwrap_or("")
     }
@@ -220,7 +228,34 @@ impl<'t, 's: 't> Bash<'_, 's> {
         }
     }
 
-    fn visit(&mut self, n: Node<'t>, depth: usize) {
+    /// Walk the named nodes under `root` in document order with one cursor (no per-node lists).
+    fn visit(&mut self, root: Node<'t>) {
+        let mut cursor = root.walk();
+        // Tracked here: the cursor's own depth query walks its whole stack on every call.
+        let mut depth = 0usize;
+        loop {
+            let n = cursor.node();
+            if n.is_named() && self.enter(n, depth) && cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if depth == 0 {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                depth -= 1;
+            }
+        }
+    }
+
+    /// Check one node; `false` when its children must not be walked.
+    fn enter(&mut self, n: Node<'t>, depth: usize) -> bool {
         if depth > MAX_TREE_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;
@@ -230,7 +265,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     n,
                 );
             }
-            return;
+            return false;
         }
         match n.kind() {
             "command" => self.command(n),
@@ -248,14 +283,10 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     self.push(finding("BASH-REVERSE-SHELL", self.text(n)), n);
                 }
             }
-            "heredoc_body" => return,
+            "heredoc_body" => return false,
             _ => {}
         }
-        let mut cursor = n.walk();
-        let children: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-        for c in children {
-            self.visit(c, depth + 1);
-        }
+        true
     }
 
     // ---- words ----
@@ -272,14 +303,16 @@ impl<'t, 's: 't> Bash<'_, 's> {
     }
 
     fn lit_push(w: &mut Word<'_>, s: &str) {
-        if let Some(l) = w.lit.as_mut() {
-            l.push_str(s);
+        match w.lit.as_mut() {
+            Some(l) => l.push_str(s),
+            None => w.approx.push_str(s),
         }
-        w.approx.push_str(s);
     }
 
     fn dyn_push(w: &mut Word<'_>, s: &str) {
-        w.lit = None;
+        if let Some(l) = w.lit.take() {
+            w.approx = l;
+        }
         w.approx.push_str(s);
     }
 
@@ -290,7 +323,11 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 if t.contains('\\') && !(top && t.starts_with('\\') && !t[1..].contains('\\')) {
                     w.disguised = true;
                 }
-                Self::lit_push(w, &unescape_bare(t));
+                if t.contains('\\') {
+                    Self::lit_push(w, &unescape_bare(t));
+                } else {
+                    Self::lit_push(w, t);
+                }
             }
             "raw_string" => {
                 w.disguised = true;
@@ -308,10 +345,16 @@ impl<'t, 's: 't> Bash<'_, 's> {
             "string" | "translated_string" => {
                 w.disguised = true;
                 let mut cursor = n.walk();
-                let kids: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-                for c in kids {
+                for c in n.named_children(&mut cursor) {
                     match c.kind() {
-                        "string_content" => Self::lit_push(w, &unescape_dq(self.text(c))),
+                        "string_content" => {
+                            let t = self.text(c);
+                            if t.contains('\\') {
+                                Self::lit_push(w, &unescape_dq(t));
+                            } else {
+                                Self::lit_push(w, t);
+                            }
+                        }
                         "string" => self.word_part(c, w, false),
                         _ => self.word_part(c, w, false),
                     }
@@ -319,20 +362,16 @@ impl<'t, 's: 't> Bash<'_, 's> {
             }
             "concatenation" => {
                 let mut cursor = n.walk();
-                let kids: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-                let first = kids.first().map(|k| k.id());
-                for c in kids {
-                    self.word_part(c, w, Some(c.id()) == first);
+                for (i, c) in n.named_children(&mut cursor).enumerate() {
+                    self.word_part(c, w, i == 0);
                 }
             }
             "simple_expansion" | "expansion" => {
-                let mut cursor = n.walk();
-                let named: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
-                let var = named
-                    .first()
+                let var = n
+                    .named_child(0)
                     .filter(|v| v.kind() == "variable_name")
-                    .map(|v| self.text(*v));
-                match (var, named.len()) {
+                    .map(|v| self.text(v));
+                match (var, n.named_child_count()) {
                     (Some("HOME"), 1) => Self::dyn_push(w, "~"),
                     (Some(v), _) => Self::dyn_push(w, &format!("${v}")),
                     _ => Self::dyn_push(w, "$?"),
@@ -348,17 +387,20 @@ impl<'t, 's: 't> Bash<'_, 's> {
     /// The command name, normalized: quotes and escapes removed, look-alikes mapped to ASCII,
     /// directory dropped. `None` when the name is computed at run time.
     fn command_name(w: &Word<'_>) -> Option<String> {
-        let raw = match &w.lit {
-            Some(l) => l.clone(),
+        let raw: &str = match &w.lit {
+            Some(l) => l,
             None => {
                 // `"$VENV"/bin/python` names python; `$cmd` names nothing we can know.
                 let (_, last) = w.approx.rsplit_once('/')?;
                 if last.contains('$') || last.is_empty() {
                     return None;
                 }
-                last.to_owned()
+                last
             }
         };
+        if raw.is_ascii() {
+            return Some(paths::basename(raw).to_owned());
+        }
         let mapped: String = raw.chars().filter_map(deconfuse).collect();
         Some(paths::basename(&mapped).to_owned())
     }
@@ -575,32 +617,37 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 i += 1;
             }
         }
+        let mut argv = argv.into_iter();
         out.push(Inv {
             node,
-            name_word: argv.first().cloned(),
+            name_word: argv.next(),
             name,
-            args: argv.get(1..).map(<[_]>::to_vec).unwrap_or_default(),
+            args: argv.collect(),
             assigns,
             wrappers,
         });
     }
 
     fn command(&mut self, cmd: Node<'t>) {
-        let invs = self.invocations(cmd);
+        let invs = match self.inv_cache.remove(&cmd.id()) {
+            Some(invs) => invs,
+            None => self.invocations(cmd),
+        };
+        let (line, column) = pos(cmd);
         for inv in &invs {
             self.sink.commands.push(CommandView {
                 name: inv.name.clone().unwrap_or_else(|| "$?".to_owned()),
                 args: inv.args.iter().map(|a| a.val().to_owned()).collect(),
-                line: pos(cmd).0,
-                column: pos(cmd).1,
+                line,
+                column,
                 wrappers: inv.wrappers.clone(),
             });
             self.check_inv(inv);
         }
     }
 
-    fn ev(&self, inv: &Inv<'_>) -> String {
-        self.text(inv.node).to_owned()
+    fn ev(&self, inv: &Inv<'_>) -> &'s str {
+        self.text(inv.node)
     }
 
     fn check_inv(&mut self, inv: &Inv<'t>) {
@@ -613,7 +660,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 && inv.name.as_deref().is_some_and(|n| !n.is_empty())
                 && w.lit.is_some()
             {
-                let mut f = finding("BASH-OBFUSCATION", &ev);
+                let mut f = finding("BASH-OBFUSCATION", ev);
                 if let Some(n) = &inv.name {
                     f = f.with_metadata("command", n);
                 }
@@ -622,7 +669,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
         }
         for wr in &inv.wrappers {
             if matches!(wr.as_str(), "sudo" | "doas" | "pkexec") {
-                let mut f = finding("BASH-SUDO", &ev);
+                let mut f = finding("BASH-SUDO", ev);
                 f.subject_command = Some(wr.clone());
                 self.push(f, node);
             }
@@ -630,14 +677,14 @@ impl<'t, 's: 't> Bash<'_, 's> {
         for (k, v) in &inv.assigns {
             self.check_assign(k, v.val(), node);
         }
-        let Some(name) = inv.name.clone() else {
-            self.push(finding("BASH-INDIRECT-EXEC", &ev), node);
+        let Some(name) = inv.name.as_deref() else {
+            self.push(finding("BASH-INDIRECT-EXEC", ev), node);
             return;
         };
         let args: Vec<&Word<'t>> = inv.args.iter().collect();
-        let vals: Vec<String> = args.iter().map(|a| a.val().to_owned()).collect();
+        let vals: Vec<&str> = args.iter().map(|a| a.val()).collect();
         let (opts, operands) = split_opts(&vals);
-        if NET_SEND.contains(&name.as_str()) {
+        if NET_SEND.contains(&name) {
             self.net_send = true;
         }
         // Paths in any argument: credential files, bash network pseudo-files.
@@ -645,29 +692,32 @@ impl<'t, 's: 't> Bash<'_, 's> {
             let path = strip_assign_prefix(v);
             if paths::is_credential_file(path) {
                 if self.cred_read.is_none() {
-                    self.cred_read = Some((ev.clone(), self.base.unwrap_or(pos(node))));
+                    self.cred_read = Some((ev.to_owned(), self.base.unwrap_or(pos(node))));
                 }
-                if NET_SEND.contains(&name.as_str()) {
-                    self.push(finding("BASH-CRED-EXFIL", &ev), node);
+                if NET_SEND.contains(&name) {
+                    self.push(finding("BASH-CRED-EXFIL", ev), node);
                 } else {
-                    self.push(finding("BASH-CRED-READ", &ev), node);
+                    self.push(finding("BASH-CRED-READ", ev), node);
                 }
-            } else if paths::is_dotenv(path) && NET_SEND.contains(&name.as_str()) && v.contains('@')
-            {
-                self.push(finding("BASH-CRED-EXFIL", &ev), node);
+            } else if paths::is_dotenv(path) && NET_SEND.contains(&name) && v.contains('@') {
+                self.push(finding("BASH-CRED-EXFIL", ev), node);
             }
         }
-        match name.as_str() {
+        match name {
             "sudo" | "doas" | "pkexec" | "su" | "runuser" => {
-                let mut f = finding("BASH-SUDO", &ev);
-                f.subject_command = Some(name.clone());
+                let mut f = finding("BASH-SUDO", ev);
+                f.subject_command = Some(name.to_owned());
                 self.push(f, node);
                 if name == "su" || name == "runuser" {
-                    if let Some(i) = vals.iter().position(|v| v == "-c" || v == "--command") {
+                    if let Some(i) = vals
+                        .iter()
+                        .copied()
+                        .position(|v| v == "-c" || v == "--command")
+                    {
                         if let Some(code) = args.get(i + 1).and_then(|w| w.lit.clone()) {
                             self.nested(Interp::Shell, &code, node);
                         } else {
-                            self.push(finding("BASH-INDIRECT-EXEC", &ev), node);
+                            self.push(finding("BASH-INDIRECT-EXEC", ev), node);
                         }
                     }
                 }
@@ -681,31 +731,31 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 });
                 let no_preserve = opts.contains(&"--no-preserve-root");
                 for t in &operands {
-                    self.check_delete(t, recursive || no_preserve, &ev, node);
+                    self.check_delete(t, recursive || no_preserve, ev, node);
                     if paths::is_history_file(t) {
-                        self.push(finding("BASH-HISTORY", &ev), node);
+                        self.push(finding("BASH-HISTORY", ev), node);
                     }
                 }
                 if no_preserve {
-                    self.push(finding("BASH-RM-ROOT", &ev), node);
+                    self.push(finding("BASH-RM-ROOT", ev), node);
                 }
             }
             "find" => {
-                if vals.iter().any(|v| v == "-delete") {
+                if vals.iter().copied().any(|v| v == "-delete") {
                     for v in vals
                         .iter()
-                        .take_while(|v| !v.starts_with('-') && *v != "(" && *v != "!")
+                        .take_while(|v| !v.starts_with('-') && **v != "(" && **v != "!")
                     {
-                        self.check_delete(v, true, &ev, node);
+                        self.check_delete(v, true, ev, node);
                     }
                 }
             }
             "shred" => {
                 for t in &operands {
                     if paths::is_disk_device(t) {
-                        self.push(finding("BASH-DISK", &ev), node);
+                        self.push(finding("BASH-DISK", ev), node);
                     } else {
-                        self.check_delete(t, false, &ev, node);
+                        self.check_delete(t, false, ev, node);
                     }
                 }
             }
@@ -717,7 +767,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     if matches!(class, PathClass::SystemTop | PathClass::SystemSub)
                         || paths::is_catastrophic(class) && (recursive || class != PathClass::Home)
                     {
-                        let mut f = finding("BASH-CHMOD-SYSTEM", &ev);
+                        let mut f = finding("BASH-CHMOD-SYSTEM", ev);
                         f.subject_path = Some(t.to_string());
                         self.push(f, node);
                     }
@@ -725,23 +775,27 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 if name == "chmod" {
                     if let Some(mode) = operands.first() {
                         if is_setuid_mode(mode) {
-                            self.push(finding("BASH-SETUID", &ev), node);
+                            self.push(finding("BASH-SETUID", ev), node);
                         }
                     }
                 }
             }
             "install" => {
-                if let Some(i) = vals.iter().position(|v| v == "-m" || v == "--mode") {
+                if let Some(i) = vals
+                    .iter()
+                    .copied()
+                    .position(|v| v == "-m" || v == "--mode")
+                {
                     if vals.get(i + 1).is_some_and(|m| is_setuid_mode(m)) {
-                        self.push(finding("BASH-SETUID", &ev), node);
+                        self.push(finding("BASH-SETUID", ev), node);
                     }
                 }
-                self.copy_target(&vals, &operands, &ev, node);
+                self.copy_target(&vals, &operands, ev, node);
             }
             "dd" => {
                 for v in &vals {
                     if let Some(dst) = v.strip_prefix("of=") {
-                        self.check_write(dst, &ev, node);
+                        self.check_write(dst, ev, node);
                     }
                 }
             }
@@ -761,47 +815,54 @@ impl<'t, 's: 't> Bash<'_, 's> {
                         | "cryptsetup"
                 ) =>
             {
-                if n != "cryptsetup" || vals.iter().any(|v| v == "luksFormat" || v == "erase") {
-                    self.push(finding("BASH-DISK", &ev), node);
+                if n != "cryptsetup"
+                    || vals
+                        .iter()
+                        .copied()
+                        .any(|v| v == "luksFormat" || v == "erase")
+                {
+                    self.push(finding("BASH-DISK", ev), node);
                 }
             }
             "crontab" => {
-                let listing = vals.iter().all(|v| {
+                let listing = vals.iter().copied().all(|v| {
                     v == "-l"
                         || v == "-u"
-                        || !v.starts_with('-') && vals.iter().any(|x| x == "-u") && vals.len() == 3
+                        || !v.starts_with('-')
+                            && vals.iter().copied().any(|x| x == "-u")
+                            && vals.len() == 3
                 });
                 if !listing || vals.is_empty() {
-                    self.push(finding("BASH-CRONTAB", &ev), node);
+                    self.push(finding("BASH-CRONTAB", ev), node);
                 }
             }
             "tee" => {
                 for t in &operands {
-                    self.check_write(t, &ev, node);
+                    self.check_write(t, ev, node);
                 }
             }
-            "cp" | "mv" | "rsync" | "ln" | "scp" => self.copy_target(&vals, &operands, &ev, node),
+            "cp" | "mv" | "rsync" | "ln" | "scp" => self.copy_target(&vals, &operands, ev, node),
             "sed" | "perl"
                 if opts
                     .iter()
                     .any(|o| o.starts_with("-i") || o.starts_with("--in-place")) =>
             {
                 for t in operands.iter().skip(1) {
-                    self.check_write(t, &ev, node);
+                    self.check_write(t, ev, node);
                 }
             }
             "truncate" | "touch" => {
                 for t in &operands {
-                    self.check_write(t, &ev, node);
+                    self.check_write(t, ev, node);
                 }
             }
-            "eval" => self.eval(inv, &ev),
+            "eval" => self.eval(inv, ev),
             "env" | "flock" | "watch" => {
                 // `env -S "cmd args"`, `flock F -c "cmd"`, `watch "cmd"`: the string is a command line.
                 let at = vals
                     .iter()
-                    .position(|v| matches!(v.as_str(), "-S" | "--split-string" | "-c"));
-                let code = match (name.as_str(), at) {
+                    .position(|v| matches!(*v, "-S" | "--split-string" | "-c"));
+                let code = match (name, at) {
                     (_, Some(i)) => args.get(i + 1).copied(),
                     _ => None,
                 };
@@ -824,7 +885,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
                         }
                     }
                     if dynamic {
-                        self.push(finding("BASH-INDIRECT-EXEC", &ev), node);
+                        self.push(finding("BASH-INDIRECT-EXEC", ev), node);
                     } else {
                         self.nested(Interp::Shell, &parts.join(" "), node);
                     }
@@ -832,13 +893,13 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 if let Some(w) = code {
                     match w.lit.clone() {
                         Some(c) => self.nested(Interp::Shell, &c, node),
-                        None => self.generated_code(w.node, &ev, node, "BASH-INDIRECT-EXEC"),
+                        None => self.generated_code(w.node, ev, node, "BASH-INDIRECT-EXEC"),
                     }
                 }
             }
             "source" | "." => {
                 if let Some(a) = args.first() {
-                    self.exec_source(a, &ev, node);
+                    self.exec_source(a, ev, node);
                 }
             }
             "history" => {
@@ -846,23 +907,23 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     .iter()
                     .any(|o| o.contains('c') || o.contains('d') || o.contains('w'))
                 {
-                    self.push(finding("BASH-HISTORY", &ev), node);
+                    self.push(finding("BASH-HISTORY", ev), node);
                 }
             }
             "set" => {
                 if vals.windows(2).any(|w| w[0] == "+o" && w[1] == "history") {
-                    self.push(finding("BASH-HISTORY", &ev), node);
+                    self.push(finding("BASH-HISTORY", ev), node);
                 }
             }
             "iptables" | "ip6tables" | "iptables-legacy" | "iptables-nft" => {
                 let flush = vals
                     .iter()
-                    .any(|v| matches!(v.as_str(), "-F" | "--flush" | "-X" | "--delete-chain"));
+                    .any(|v| matches!(*v, "-F" | "--flush" | "-X" | "--delete-chain"));
                 let accept = vals
                     .windows(3)
                     .any(|w| (w[0] == "-P" || w[0] == "--policy") && w[2] == "ACCEPT");
                 if flush || accept {
-                    self.push(finding("BASH-FIREWALL", &ev), node);
+                    self.push(finding("BASH-FIREWALL", ev), node);
                 }
             }
             "nft"
@@ -870,30 +931,30 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     .windows(2)
                     .any(|w| w[0] == "flush" && w[1] == "ruleset") =>
             {
-                self.push(finding("BASH-FIREWALL", &ev), node);
+                self.push(finding("BASH-FIREWALL", ev), node);
             }
-            "ufw" if vals.iter().any(|v| v == "disable" || v == "reset") => {
-                self.push(finding("BASH-FIREWALL", &ev), node);
+            "ufw" if vals.iter().copied().any(|v| v == "disable" || v == "reset") => {
+                self.push(finding("BASH-FIREWALL", ev), node);
             }
             "setenforce"
                 if vals
                     .iter()
-                    .any(|v| v == "0" || v.eq_ignore_ascii_case("permissive")) =>
+                    .any(|v| *v == "0" || v.eq_ignore_ascii_case("permissive")) =>
             {
-                self.push(finding("BASH-FIREWALL", &ev), node);
+                self.push(finding("BASH-FIREWALL", ev), node);
             }
             "auditctl"
                 if vals.windows(2).any(|w| w[0] == "-e" && w[1] == "0")
-                    || vals.iter().any(|v| v == "-D") =>
+                    || vals.iter().copied().any(|v| v == "-D") =>
             {
-                self.push(finding("BASH-FIREWALL", &ev), node);
+                self.push(finding("BASH-FIREWALL", ev), node);
             }
-            "aa-teardown" => self.push(finding("BASH-FIREWALL", &ev), node),
+            "aa-teardown" => self.push(finding("BASH-FIREWALL", ev), node),
             "systemctl" | "service" => {
                 let stop = vals
                     .iter()
-                    .any(|v| matches!(v.as_str(), "stop" | "disable" | "mask" | "kill"));
-                let guard = vals.iter().any(|v| {
+                    .any(|v| matches!(*v, "stop" | "disable" | "mask" | "kill"));
+                let guard = vals.iter().copied().any(|v| {
                     let v = v.trim_end_matches(".service");
                     matches!(
                         v,
@@ -909,7 +970,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
                     )
                 });
                 if stop && guard {
-                    self.push(finding("BASH-FIREWALL", &ev), node);
+                    self.push(finding("BASH-FIREWALL", ev), node);
                 }
             }
             "nc" | "ncat" | "netcat" => {
@@ -920,28 +981,28 @@ impl<'t, 's: 't> Bash<'_, 's> {
                             && o.len() > 2
                             && o.contains('e'))
                 }) {
-                    self.push(finding("BASH-REVERSE-SHELL", &ev), node);
+                    self.push(finding("BASH-REVERSE-SHELL", ev), node);
                 }
             }
             "socat" => {
-                if vals.iter().any(|v| {
+                if vals.iter().copied().any(|v| {
                     let l = v.to_ascii_lowercase();
                     l.contains("exec:") || l.contains("system:")
                 }) {
-                    self.push(finding("BASH-REVERSE-SHELL", &ev), node);
+                    self.push(finding("BASH-REVERSE-SHELL", ev), node);
                 }
             }
             _ => {}
         }
-        if let Some(kind) = interp_kind(&name) {
-            self.interpreter(inv, kind, &ev);
+        if let Some(kind) = interp_kind(name) {
+            self.interpreter(inv, kind, ev);
         }
     }
 
-    fn copy_target(&mut self, vals: &[String], operands: &[&str], ev: &str, node: Node<'t>) {
+    fn copy_target(&mut self, vals: &[&str], operands: &[&str], ev: &str, node: Node<'t>) {
         if let Some(i) = vals
             .iter()
-            .position(|v| v == "-t" || v == "--target-directory")
+            .position(|v| *v == "-t" || *v == "--target-directory")
         {
             if let Some(t) = vals.get(i + 1) {
                 self.check_write(t, ev, node);
@@ -956,7 +1017,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
     fn check_delete(&mut self, target: &str, recursive: bool, ev: &str, node: Node<'t>) {
         let mut class = paths::classify(target);
         // `rm -rf *` or `.` in a cwd that is home or a system directory.
-        if matches!(paths::normalize(target).as_str(), "" | "*" | ".*") && recursive {
+        if matches!(paths::normalize(target).as_ref(), "" | "*" | ".*") && recursive {
             class = self.sink.cwd_class;
         }
         let rule = match class {
@@ -1057,19 +1118,19 @@ impl<'t, 's: 't> Bash<'_, 's> {
             return;
         };
         let w = self.word(dest);
-        let target = w.val().to_owned();
-        let ev = self.text(n.parent().unwrap_or(n)).to_owned();
+        let target = w.val();
+        let ev = self.text(n.parent().unwrap_or(n));
         match op {
-            ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => self.check_write(&target, &ev, n),
+            ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => self.check_write(target, ev, n),
             ">&" if !target.chars().all(|c| c.is_ascii_digit() || c == '-') => {
-                self.check_write(&target, &ev, n)
+                self.check_write(target, ev, n)
             }
             "<" | "<&" => {
-                if paths::is_credential_file(&target) {
+                if paths::is_credential_file(target) {
                     if self.cred_read.is_none() {
-                        self.cred_read = Some((ev.clone(), self.base.unwrap_or(pos(n))));
+                        self.cred_read = Some((ev.to_owned(), self.base.unwrap_or(pos(n))));
                     }
-                    self.push(finding("BASH-CRED-READ", &ev), n);
+                    self.push(finding("BASH-CRED-READ", ev), n);
                 }
             }
             _ => {}
@@ -1079,14 +1140,22 @@ impl<'t, 's: 't> Bash<'_, 's> {
     // ---- code execution ----
 
     /// What the commands under `root` do, for pipelines and substitutions.
-    fn subtree_flags(&self, root: Node<'t>) -> Flags {
+    fn subtree_flags(&mut self, root: Node<'t>) -> Flags {
         let mut f = Flags::default();
-        for n in descendants(root) {
+        let mut cursor = root.walk();
+        let mut depth = 0usize;
+        loop {
+            let n = cursor.node();
             match n.kind() {
                 "command" => {
-                    for inv in self.invocations(n) {
-                        f.0 |= self.inv_flags(&inv).0;
+                    let invs = match self.inv_cache.remove(&n.id()) {
+                        Some(invs) => invs,
+                        None => self.invocations(n),
+                    };
+                    for inv in &invs {
+                        f.0 |= self.inv_flags(inv).0;
                     }
+                    self.inv_cache.insert(n.id(), invs);
                 }
                 "file_redirect" => {
                     if let Some(d) = n.child_by_field_name("destination") {
@@ -1097,8 +1166,23 @@ impl<'t, 's: 't> Bash<'_, 's> {
                 }
                 _ => {}
             }
+            if cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            loop {
+                if depth == 0 {
+                    return f;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return f;
+                }
+                depth -= 1;
+            }
         }
-        f
     }
 
     fn inv_flags(&self, inv: &Inv<'t>) -> Flags {
@@ -1160,7 +1244,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
         let mut cursor = n.walk();
         let stages: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
         let flags: Vec<Flags> = stages.iter().map(|s| self.subtree_flags(*s)).collect();
-        let ev = self.text(n).to_owned();
+        let ev = self.text(n);
         let mut rules: Vec<&'static str> = Vec::new();
         for (i, a) in flags.iter().enumerate() {
             for b in &flags[i + 1..] {
@@ -1182,7 +1266,7 @@ impl<'t, 's: 't> Bash<'_, 's> {
         }
         rules.dedup();
         for r in rules {
-            self.push(finding(r, &ev), n);
+            self.push(finding(r, ev), n);
         }
     }
 
@@ -1431,17 +1515,17 @@ fn interp_use<'w, 't>(kind: Interp, args: &'w [Word<'t>]) -> InterpUse<'w, 't> {
 }
 
 /// Options (before `--`) and operands of an argument list.
-fn split_opts(vals: &[String]) -> (Vec<&str>, Vec<&str>) {
+fn split_opts<'v>(vals: &[&'v str]) -> (Vec<&'v str>, Vec<&'v str>) {
     let mut opts = Vec::new();
     let mut operands = Vec::new();
     let mut done = false;
     for v in vals {
-        if !done && v == "--" {
+        if !done && *v == "--" {
             done = true;
         } else if !done && v.starts_with('-') && v.len() > 1 {
-            opts.push(v.as_str());
+            opts.push(*v);
         } else {
-            operands.push(v.as_str());
+            operands.push(*v);
         }
     }
     (opts, operands)

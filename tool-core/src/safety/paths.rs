@@ -1,5 +1,7 @@
 //! Classifying paths: root, home, system directories, credential files, start-up files.
 
+use std::borrow::Cow;
+
 /// What a path points at, from the scanner's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum PathClass {
@@ -86,9 +88,38 @@ const HOME_SENSITIVE: &[&str] = &[
     "~/.docker",
 ];
 
+/// `true` when [`normalize`] would return `path` unchanged (most arguments are plain words).
+fn is_normal(path: &str) -> bool {
+    if path.is_empty() {
+        return true;
+    }
+    if path.trim().len() != path.len() || path.starts_with('$') {
+        return false;
+    }
+    let body = path.strip_prefix('/').unwrap_or(path);
+    if body.is_empty() {
+        return false;
+    }
+    let mut last = "";
+    for seg in body.split('/') {
+        if matches!(seg, "" | "." | "..") {
+            return false;
+        }
+        last = seg;
+    }
+    !matches!(last, "*" | ".*" | "{*,.*}")
+}
+
 /// Lexically normalize: `$HOME`/`${HOME}` to `~`, collapse `//`, `.` and `..`, drop trailing `/`,
 /// `/*` and `/.`. Relative paths stay relative.
-pub(crate) fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> Cow<'_, str> {
+    if is_normal(path) {
+        return Cow::Borrowed(path);
+    }
+    Cow::Owned(normalize_owned(path))
+}
+
+fn normalize_owned(path: &str) -> String {
     let mut p = path.trim().to_owned();
     for home in ["${HOME}", "$HOME", "$home"] {
         if let Some(rest) = p.strip_prefix(home) {
@@ -153,7 +184,7 @@ pub(crate) fn classify(path: &str) -> PathClass {
     if SCRATCH.iter().any(|s| under(&p, s)) {
         return PathClass::Other;
     }
-    if SYSTEM_TOP.contains(&p.as_str()) {
+    if SYSTEM_TOP.contains(&&*p) {
         return PathClass::SystemTop;
     }
     // Home directories of other users are system-owned territory, the user's own is not.
@@ -338,6 +369,47 @@ mod tests {
         assert_eq!(classify("target"), PathClass::Other);
         assert_eq!(classify("~/.ssh"), PathClass::HomeSensitive);
         assert_eq!(classify("/home/alice/project/target"), PathClass::Other);
+    }
+
+    #[test]
+    fn fast_path_agrees_with_full_normalization() {
+        for p in [
+            "",
+            "/",
+            "//",
+            "/.",
+            "a",
+            "a/b",
+            "/a/b",
+            "a/",
+            "/a/",
+            "./a",
+            "a/./b",
+            "a/../b",
+            "../a",
+            "~",
+            "~/",
+            "~/.ssh",
+            "$HOME",
+            "${HOME}/x",
+            "$home/.bashrc",
+            " /etc",
+            "/etc ",
+            "/tmp/*",
+            "/tmp/.*",
+            "/tmp/{*,.*}",
+            "*",
+            ".*",
+            "a//b",
+            "/dev/tcp/1.2.3.4/80",
+            "-rf",
+            "x=1",
+        ] {
+            assert_eq!(normalize(p), normalize_owned(p), "{p:?}");
+            if is_normal(p) {
+                assert_eq!(normalize_owned(p), p, "{p:?} is not already normal");
+            }
+        }
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub(crate) fn scan_tree(
         let ev = py.text(at).to_owned();
         py.push(finding("PY-SYNTAX", &ev), at);
     }
-    py.visit(root, 0);
+    py.visit(root);
     if let (Some(sock), Some((ev, at))) = (py.socket_at, py.stream_hijack_at.clone()) {
         let _ = sock;
         py.sink.push_at(finding("PY-REVERSE-SHELL", &ev), Some(at));
@@ -191,7 +191,47 @@ impl<'t, 's: 't> Py<'_, 's> {
         n.named_children(&mut c).collect()
     }
 
-    fn visit(&mut self, n: Node<'t>, depth: usize) {
+    /// Walk the named nodes under `root` in document order with one cursor (no per-node lists).
+    fn visit(&mut self, root: Node<'t>) {
+        let mut cursor = root.walk();
+        // Loops being walked: node id, and whether it iterates over a dangerous walk.
+        let mut loops: Vec<(usize, bool)> = Vec::new();
+        // Tracked here: the cursor's own depth query walks its whole stack on every call.
+        let mut depth = 0usize;
+        loop {
+            let n = cursor.node();
+            if n.is_named() && self.enter(n, depth, &mut loops) && cursor.goto_first_child() {
+                depth += 1;
+                continue;
+            }
+            self.leave(n, &mut loops);
+            loop {
+                if depth == 0 {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+                depth -= 1;
+                self.leave(cursor.node(), &mut loops);
+            }
+        }
+    }
+
+    fn leave(&mut self, n: Node<'t>, loops: &mut Vec<(usize, bool)>) {
+        if loops.last().is_some_and(|(id, _)| *id == n.id()) {
+            if let Some((_, danger)) = loops.pop() {
+                self.loop_depth -= 1;
+                self.walk_danger -= usize::from(danger);
+            }
+        }
+    }
+
+    /// Check one node; `false` when its children must not be walked.
+    fn enter(&mut self, n: Node<'t>, depth: usize, loops: &mut Vec<(usize, bool)>) -> bool {
         if depth > MAX_TREE_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;
@@ -201,11 +241,17 @@ impl<'t, 's: 't> Py<'_, 's> {
                     n,
                 );
             }
-            return;
+            return false;
         }
         match n.kind() {
-            "import_statement" => return self.import(n),
-            "import_from_statement" => return self.import_from(n),
+            "import_statement" => {
+                self.import(n);
+                return false;
+            }
+            "import_from_statement" => {
+                self.import_from(n);
+                return false;
+            }
             "assignment" => self.assignment(n),
             "call" => self.call(n),
             "identifier" if self.text(n) == "__builtins__" => {
@@ -230,18 +276,11 @@ impl<'t, 's: 't> Py<'_, 's> {
                         .is_some_and(|r| self.is_dangerous_walk(r));
                 self.loop_depth += 1;
                 self.walk_danger += usize::from(danger);
-                for c in Self::children(n) {
-                    self.visit(c, depth + 1);
-                }
-                self.loop_depth -= 1;
-                self.walk_danger -= usize::from(danger);
-                return;
+                loops.push((n.id(), danger));
             }
             _ => {}
         }
-        for c in Self::children(n) {
-            self.visit(c, depth + 1);
-        }
+        true
     }
 
     fn note_import(&mut self, module: &str, n: Node<'t>) {
@@ -407,19 +446,19 @@ impl<'t, 's: 't> Py<'_, 's> {
             "string" => {
                 let mut prefix_raw = false;
                 let mut out = String::new();
-                for c in Self::children(n) {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
                     match c.kind() {
                         "string_start" => {
-                            let t = self.text(c).to_ascii_lowercase();
-                            prefix_raw = t.contains('r');
+                            prefix_raw = self.text(c).contains(['r', 'R']);
                         }
                         "string_content" => {
                             let t = self.text(c);
-                            out.push_str(&if prefix_raw {
-                                t.to_owned()
+                            if prefix_raw || !t.contains('\\') {
+                                out.push_str(t);
                             } else {
-                                unescape_py(t)
-                            });
+                                out.push_str(&unescape_py(t));
+                            }
                         }
                         "interpolation" => return None,
                         _ => {}
@@ -429,7 +468,8 @@ impl<'t, 's: 't> Py<'_, 's> {
             }
             "concatenated_string" => {
                 let mut out = String::new();
-                for c in Self::children(n) {
+                let mut cursor = n.walk();
+                for c in n.named_children(&mut cursor) {
                     out.push_str(&self.string(c)?);
                 }
                 Some(out)
@@ -546,7 +586,8 @@ impl<'t, 's: 't> Py<'_, 's> {
             splat: false,
         };
         if let Some(list) = call.child_by_field_name("arguments") {
-            for c in Self::children(list) {
+            let mut cursor = list.walk();
+            for c in list.named_children(&mut cursor) {
                 match c.kind() {
                     "keyword_argument" => {
                         if let (Some(k), Some(v)) = (
@@ -631,7 +672,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         };
         let q = self.resolve(func, 0);
-        let ev = self.text(n).to_owned();
+        let ev = self.text(n);
         if let Some(q) = &q {
             self.sink.calls.push(CallView {
                 qualified_name: q.clone(),
@@ -687,7 +728,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 } else {
                     "PY-OS-EXEC"
                 };
-                self.shell_string(args.positional.first().copied(), rule, &ev, n);
+                self.shell_string(args.positional.first().copied(), rule, ev, n);
             }
             q if q.starts_with("os.exec")
                 || q.starts_with("os.spawn")
@@ -697,13 +738,13 @@ impl<'t, 's: 't> Py<'_, 's> {
             {
                 if q == "pty.spawn" {
                     self.stream_hijack_at
-                        .get_or_insert((ev.clone(), self.at(n)));
+                        .get_or_insert((ev.to_owned(), self.at(n)));
                 }
-                self.push(finding("PY-OS-EXEC", &ev), n);
+                self.push(finding("PY-OS-EXEC", ev), n);
             }
             "os.dup2" => {
                 self.stream_hijack_at
-                    .get_or_insert((ev.clone(), self.at(n)));
+                    .get_or_insert((ev.to_owned(), self.at(n)));
             }
             "subprocess.run"
             | "subprocess.call"
@@ -711,7 +752,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "subprocess.check_output"
             | "subprocess.Popen"
             | "asyncio.create_subprocess_shell"
-            | "asyncio.create_subprocess_exec" => self.subprocess(&q, &args, &ev, n),
+            | "asyncio.create_subprocess_exec" => self.subprocess(&q, &args, ev, n),
             "eval" | "exec" | "compile" | "execfile" => match args.positional.first() {
                 Some(a) => match self.string(*a) {
                     Some(code) => {
@@ -719,16 +760,16 @@ impl<'t, 's: 't> Py<'_, 's> {
                         scan(&code, self.sink, self.nest + 1, base);
                     }
                     None if self.is_tainted(*a) || self.reads_downloaded(*a) => {
-                        self.push(finding("PY-DOWNLOAD-EXEC", &ev), n)
+                        self.push(finding("PY-DOWNLOAD-EXEC", ev), n)
                     }
-                    None => self.push(finding("PY-EVAL", &ev), n),
+                    None => self.push(finding("PY-EVAL", ev), n),
                 },
-                None => self.push(finding("PY-EVAL", &ev), n),
+                None => self.push(finding("PY-EVAL", ev), n),
             },
             "__import__" | "importlib.import_module" | "importlib.__import__" => {
                 match args.positional.first().and_then(|a| self.string(*a)) {
                     Some(m) => self.note_import(&m, n),
-                    None => self.push(finding("PY-DYNAMIC-IMPORT", &ev), n),
+                    None => self.push(finding("PY-DYNAMIC-IMPORT", ev), n),
                 }
             }
             "getattr" | "setattr" | "delattr" => {
@@ -753,7 +794,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .get(1)
                     .is_some_and(|a| self.string(*a).is_none());
                 if is_module && (computed || q != "getattr") {
-                    self.push(finding("PY-REFLECTION", &ev), n);
+                    self.push(finding("PY-REFLECTION", ev), n);
                 }
             }
             "pickle.load"
@@ -773,7 +814,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "pandas.read_pickle"
             | "yaml.unsafe_load"
             | "yaml.unsafe_load_all" => {
-                self.push(finding("PY-DESERIALIZE", &ev), n);
+                self.push(finding("PY-DESERIALIZE", ev), n);
             }
             "yaml.load" | "yaml.load_all" => {
                 let loader = args
@@ -784,7 +825,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .or_else(|| args.positional.get(1).copied())
                     .map(|v| self.text(v));
                 if !loader.is_some_and(|l| l.ends_with("SafeLoader") || l.ends_with("BaseLoader")) {
-                    self.push(finding("PY-DESERIALIZE", &ev), n);
+                    self.push(finding("PY-DESERIALIZE", ev), n);
                 }
             }
             "numpy.load" | "np.load" => {
@@ -793,7 +834,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .iter()
                     .any(|(k, v)| k == "allow_pickle" && self.text(*v) == "True")
                 {
-                    self.push(finding("PY-DESERIALIZE", &ev), n);
+                    self.push(finding("PY-DESERIALIZE", ev), n);
                 }
             }
             "socket.socket"
@@ -802,19 +843,19 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "socket.fromfd"
             | "socket.socketpair" => {
                 self.socket_at = Some(self.at(n));
-                self.push(finding("PY-SOCKET", &ev), n);
+                self.push(finding("PY-SOCKET", ev), n);
             }
             q if q.starts_with("ctypes.") || q.starts_with("cffi.") => {
-                self.push(finding("PY-NATIVE", &ev), n)
+                self.push(finding("PY-NATIVE", ev), n)
             }
             "os.fork" | "os.forkpty" => {
                 if self.loop_depth > 0 {
-                    self.push(finding("PY-FORK-BOMB", &ev), n);
+                    self.push(finding("PY-FORK-BOMB", ev), n);
                 }
             }
             "shutil.rmtree" | "os.remove" | "os.unlink" | "os.rmdir" | "os.removedirs" => {
                 let target = args.positional.first().copied();
-                self.delete(target, &ev, n);
+                self.delete(target, ev, n);
             }
             "open" | "io.open" | "codecs.open" => {
                 let mode = args
@@ -826,14 +867,14 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .and_then(|m| self.string(m))
                     .unwrap_or_else(|| "r".to_owned());
                 let target = args.positional.first().and_then(|a| self.path_value(*a, 0));
-                self.file_access(target, mode.contains(['w', 'a', 'x', '+']), &ev, n);
+                self.file_access(target, mode.contains(['w', 'a', 'x', '+']), ev, n);
             }
             "shutil.copy" | "shutil.copy2" | "shutil.copyfile" | "shutil.move"
             | "shutil.copytree" | "os.rename" | "os.replace" | "os.symlink" => {
                 let src = args.positional.first().and_then(|a| self.path_value(*a, 0));
                 let dst = args.positional.get(1).and_then(|a| self.path_value(*a, 0));
-                self.file_access(src, false, &ev, n);
-                self.file_access(dst, true, &ev, n);
+                self.file_access(src, false, ev, n);
+                self.file_access(dst, true, ev, n);
             }
             "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" => {
                 let target = args.positional.first().and_then(|a| self.path_value(*a, 0));
@@ -846,10 +887,10 @@ impl<'t, 's: 't> Py<'_, 's> {
                             | PathClass::Home
                     )
                 }) {
-                    self.push(finding("PY-WRITE-SYSTEM", &ev), n);
+                    self.push(finding("PY-WRITE-SYSTEM", ev), n);
                 }
             }
-            _ => self.method_call(func, &args, &ev, n),
+            _ => self.method_call(func, &args, ev, n),
         }
     }
 
