@@ -25,20 +25,7 @@ pub(crate) fn scan(
     nest: usize,
     base: Option<(u32, u32)>,
 ) -> Option<tree_sitter::Tree> {
-    if nest > scanner::MAX_NEST {
-        sink.push_at(
-            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
-            base,
-        );
-        return None;
-    }
-    let Some(tree) = scanner::parse(ScriptLang::Bash, src) else {
-        sink.push_at(
-            finding("SCAN-ERROR", "bash parser failed").with_metadata("reason", "parser"),
-            base,
-        );
-        return None;
-    };
+    let tree = scanner::parse_for_scan(ScriptLang::Bash, src, sink, nest, base)?;
     let root = tree.root_node();
     let mut b = Bash {
         src,

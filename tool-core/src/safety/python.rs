@@ -29,20 +29,7 @@ pub(crate) fn scan_tree(
     nest: usize,
     base: Option<(u32, u32)>,
 ) -> Option<Tree> {
-    if nest > scanner::MAX_NEST {
-        sink.push_at(
-            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
-            base,
-        );
-        return None;
-    }
-    let Some(tree) = scanner::parse(ScriptLang::Python, src) else {
-        sink.push_at(
-            finding("SCAN-ERROR", "python parser failed").with_metadata("reason", "parser"),
-            base,
-        );
-        return None;
-    };
+    let tree = scanner::parse_for_scan(ScriptLang::Python, src, sink, nest, base)?;
     let root = tree.root_node();
     let mut py = Py {
         src,

@@ -367,3 +367,30 @@ fn action_name(a: RuleAction) -> &'static str {
 pub(crate) fn script_sha256(script: &str) -> String {
     hex::encode(Sha256::digest(script.as_bytes()))
 }
+
+/// Parse `src` for a scan at nesting level `nest`; too deep a nesting or a parser failure is a
+/// `SCAN-ERROR` finding at `base` (the outer position of a nested script) and no tree.
+pub(crate) fn parse_for_scan(
+    lang: ScriptLang,
+    src: &str,
+    sink: &mut Sink,
+    nest: usize,
+    base: Option<(u32, u32)>,
+) -> Option<Tree> {
+    if nest > MAX_NEST {
+        sink.push_at(
+            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
+            base,
+        );
+        return None;
+    }
+    let tree = parse(lang, src);
+    if tree.is_none() {
+        let what = format!("{lang} parser failed");
+        sink.push_at(
+            finding("SCAN-ERROR", &what).with_metadata("reason", "parser"),
+            base,
+        );
+    }
+    tree
+}
