@@ -239,6 +239,21 @@ fn compact(v: &Value) -> String {
 
 /// Merge `target` (a referenced or `allOf` subschema) under `siblings`: the siblings win on
 /// conflicts, as they are the more specific annotations of the use site.
+/// Keywords whose meaning cannot be carried by a description: an export error in the strict
+/// OpenAI and the Gemini dialects.
+pub(crate) const UNSUPPORTED_STRUCTURE: &[&str] = &[
+    "not",
+    "if",
+    "then",
+    "else",
+    "patternProperties",
+    "dependentSchemas",
+    "prefixItems",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
 /// The first step the strict OpenAI and the Gemini walks share: a one-item `allOf` is merged into
 /// its node (returned, to walk instead), and `oneOf` becomes `anyOf`. Errors carry the JSON path.
 pub(crate) fn fold_combinators(

@@ -35,7 +35,7 @@ use serde_json::{json, Map, Value};
 
 use super::{
     fold_combinators, merge_under, note_in_description, push_path, ref_path, resolve_local_ref,
-    ExportError, Format, DROPPED_META,
+    ExportError, Format, DROPPED_META, UNSUPPORTED_STRUCTURE,
 };
 use crate::decl::ToolDecl;
 
@@ -55,20 +55,6 @@ const KEPT: &[&str] = &[
     "default",
     "example",
     "propertyOrdering",
-];
-
-/// Keywords whose meaning cannot be carried by a description.
-const UNSUPPORTED_STRUCTURE: &[&str] = &[
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "dependentSchemas",
-    "prefixItems",
-    "unevaluatedItems",
-    "$dynamicRef",
-    "$recursiveRef",
 ];
 
 /// Most schemas one tool's parameters may hold after `$ref` inlining.

@@ -34,6 +34,7 @@ use serde_json::{json, Map, Value};
 use super::{
     fold_combinators, merge_under, note_in_description, push_path, resolve_local_ref,
     without_schema_keyword, ExportError, ExportOptions, Format, DROPPED_META,
+    UNSUPPORTED_STRUCTURE,
 };
 use crate::decl::ToolDecl;
 
@@ -60,20 +61,6 @@ pub const STRICT_CONSTRAINTS: &[&str] = &[
     "multipleOf",
     "minItems",
     "maxItems",
-];
-
-/// Keywords whose meaning cannot be carried by a description: an export error in strict mode.
-const UNSUPPORTED_STRUCTURE: &[&str] = &[
-    "not",
-    "if",
-    "then",
-    "else",
-    "patternProperties",
-    "dependentSchemas",
-    "prefixItems",
-    "unevaluatedItems",
-    "$dynamicRef",
-    "$recursiveRef",
 ];
 
 /// Longest chain of `$ref`-with-siblings / `allOf` inlining before the export gives up.
