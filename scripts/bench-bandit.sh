@@ -6,6 +6,7 @@
 #   bandit batch     one `bandit -r` process over the whole corpus, divided by N
 #   bandit per file  one `bandit FILE` process per file
 #   scan per file    one `tool-examples scan --lang python FILE` process per file
+# The per-file runs alternate between the tools, ROUNDS (default 3) times over the corpus.
 # and prints the per-file means and ratios. Process start-up counts on both sides of the
 # per-file figures; the in-process scan time is in `cargo bench -p tool-core --bench scan`.
 #
@@ -15,6 +16,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="$ROOT/target/bench-bandit"
 N="${N:-50}"
+ROUNDS="${ROUNDS:-3}"
 BANDIT_VERSION="${BANDIT_VERSION:-1.9.4}"
 PYTHON="${PYTHON:-python3}"
 
@@ -225,15 +227,21 @@ t0=$(now)
 t1=$(now)
 bandit_batch=$(echo "($t1 - $t0) / $count" | bc -l)
 
-t0=$(now)
-for f in "${files[@]}"; do "$BANDIT" -q -f json "$f" >/dev/null 2>&1 || true; done
-t1=$(now)
-bandit_each=$(echo "($t1 - $t0) / $count" | bc -l)
-
-t0=$(now)
-for f in "${files[@]}"; do "$SCAN" scan --lang python "$f" >/dev/null; done
-t1=$(now)
-scan_each=$(echo "($t1 - $t0) / $count" | bc -l)
+# Per-file runs alternate between the two tools, ROUNDS times over the corpus, so a change in the
+# machine's load during the run weighs on both sides alike.
+bandit_total=0
+scan_total=0
+for _ in $(seq "$ROUNDS"); do
+  t0=$(now)
+  for f in "${files[@]}"; do "$BANDIT" -q -f json "$f" >/dev/null 2>&1 || true; done
+  t1=$(now)
+  for f in "${files[@]}"; do "$SCAN" scan --lang python "$f" >/dev/null; done
+  t2=$(now)
+  bandit_total=$(echo "$bandit_total + $t1 - $t0" | bc -l)
+  scan_total=$(echo "$scan_total + $t2 - $t1" | bc -l)
+done
+bandit_each=$(echo "$bandit_total / ($count * $ROUNDS)" | bc -l)
+scan_each=$(echo "$scan_total / ($count * $ROUNDS)" | bc -l)
 
 findings_bandit=$(grep -o '"test_id"' "$WORK/bandit.json" | wc -l)
 findings_scan=0

@@ -49,13 +49,20 @@ enum Command {
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process.
+///
+/// Commands that never look at the registry (`scan`, `proxy`) run without building it, so a
+/// one-shot scan does not pay for compiling every tool's validator.
 pub fn run() -> ! {
-    let code = match Registry::from_inventory() {
-        Ok(registry) => run_with(&registry, std::env::args_os()),
-        Err(e) => {
-            eprintln!("error: the tool registry is invalid: {e}");
-            ExitCode::from(1)
-        }
+    let code = match parse(std::env::args_os()) {
+        Err(code) => code,
+        Ok(command) if !command.needs_registry() => finish(dispatch(None, command)),
+        Ok(command) => match Registry::from_inventory() {
+            Ok(registry) => finish(dispatch(Some(&registry), command)),
+            Err(e) => {
+                eprintln!("error: the tool registry is invalid: {e}");
+                ExitCode::from(1)
+            }
+        },
     };
     std::process::exit(exit_code_number(code));
 }
@@ -76,30 +83,65 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    match parse(args) {
+        Ok(command) => finish(dispatch(Some(registry), command)),
+        Err(code) => code,
+    }
+}
+
+/// Parse the arguments; on failure (or `--help`/`--version`) print clap's text and return the
+/// exit code.
+fn parse<I, T>(args: I) -> Result<Command, ExitCode>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match Cli::try_parse_from(args) {
+        Ok(cli) => Ok(cli.command),
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
+            Err(if e.use_stderr() {
                 ExitCode::from(2)
             } else {
                 ExitCode::SUCCESS
-            };
+            })
         }
-    };
-    let result = match cli.command {
-        Command::List => list::run(registry),
-        Command::Demo(args) => demo::run(registry, &args),
-        Command::Dump(args) => dump::run(registry, &args),
-        Command::Pin(args) => pin::run_pin(registry, &args),
-        Command::Verify(args) => pin::run_verify(registry, &args),
-        Command::Call(args) => call::run(registry, &args),
+    }
+}
+
+impl Command {
+    /// Whether the command reads the tool registry.
+    fn needs_registry(&self) -> bool {
+        match self {
+            Command::Scan(_) => false,
+            #[cfg(feature = "mcp")]
+            Command::Proxy(_) => false,
+            _ => true,
+        }
+    }
+}
+
+/// Run one command. `registry` is `None` only for commands that do not need it.
+fn dispatch(registry: Option<&Registry>, command: Command) -> Result<ExitCode, CliError> {
+    let registry =
+        || registry.ok_or_else(|| CliError("this command needs the tool registry".into()));
+    match command {
+        Command::List => list::run(registry()?),
+        Command::Demo(args) => demo::run(registry()?, &args),
+        Command::Dump(args) => dump::run(registry()?, &args),
+        Command::Pin(args) => pin::run_pin(registry()?, &args),
+        Command::Verify(args) => pin::run_verify(registry()?, &args),
+        Command::Call(args) => call::run(registry()?, &args),
         #[cfg(feature = "mcp")]
-        Command::Serve(args) => serve::run_serve(registry, &args),
+        Command::Serve(args) => serve::run_serve(registry()?, &args),
         #[cfg(feature = "mcp")]
         Command::Proxy(args) => serve::run_proxy(&args),
         Command::Scan(args) => scan::run(&args),
-    };
+    }
+}
+
+/// Print a command's error on stderr and turn the result into the exit code.
+fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
