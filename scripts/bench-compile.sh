@@ -7,7 +7,8 @@
 #
 # Generates the three crates under target/bench-compile/, builds their dependencies once, then
 # times a full rebuild of each crate alone (touch src/lib.rs; cargo build; dev profile,
-# CARGO_INCREMENTAL=0), RUNS times each (default 3), and prints the medians and ratios.
+# CARGO_INCREMENTAL=0) in RUNS rounds (default 3) that interleave the crates, and prints the
+# medians and ratios.
 #
 # Usage: scripts/bench-compile.sh            (RUNS=5 scripts/bench-compile.sh for more runs)
 set -euo pipefail
@@ -312,22 +313,32 @@ for name in ours rmcp derives; do cargo build --quiet -p "bench-compile-$name"; 
 
 now() { date +%s.%N; }
 
-declare -A MEDIAN
-for name in ours rmcp derives; do
-  times=()
-  for _ in $(seq "$RUNS"); do
-    touch "$name/src/lib.rs"
-    t0=$(now)
-    out=$(cargo build -p "bench-compile-$name" 2>&1)
-    t1=$(now)
-    # Only the crate itself may be rebuilt, or the figure measures dependencies.
-    if [ "$(grep -c '^ *Compiling' <<<"$out")" != 1 ]; then
-      echo "unexpected rebuild of dependencies for $name:" >&2
-      echo "$out" >&2
-      exit 1
-    fi
-    times+=("$(echo "$t1 - $t0" | bc -l)")
+# One crate's rebuild, timed; fails if anything but the crate itself was rebuilt.
+time_build() {
+  local name="$1" t0 t1 out
+  touch "$name/src/lib.rs"
+  t0=$(now)
+  out=$(cargo build -p "bench-compile-$name" 2>&1)
+  t1=$(now)
+  # Only the crate itself may be rebuilt, or the figure measures dependencies.
+  if [ "$(grep -c '^ *Compiling' <<<"$out")" != 1 ]; then
+    echo "unexpected rebuild of dependencies for $name:" >&2
+    echo "$out" >&2
+    exit 1
+  fi
+  echo "$t1 - $t0" | bc -l
+}
+
+# Rounds interleave the three crates, so a change in the machine's load weighs on all alike.
+declare -A TIMES MEDIAN
+for _ in $(seq "$RUNS"); do
+  for name in ours rmcp derives; do
+    t=$(time_build "$name") || exit 1
+    TIMES[$name]+="$t "
   done
+done
+for name in ours rmcp derives; do
+  read -r -a times <<<"${TIMES[$name]}"
   MEDIAN[$name]=$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (RUNS + 1) / 2 ))p")
   printf '%-8s runs: %s  median: %.2f s\n' "$name" "$(printf '%.2f ' "${times[@]}")" "${MEDIAN[$name]}"
 done

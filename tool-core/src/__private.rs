@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 pub use inventory;
 pub use schemars;
@@ -17,6 +17,7 @@ pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
 pub use crate::registry::{
     ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef, ToolRegistration,
 };
+pub use std::boxed::Box;
 pub use std::sync::Arc;
 pub use std::time::Duration;
 
@@ -61,9 +62,78 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Value {
     generator().into_root_schema_for::<T>().to_value()
 }
 
-/// Deserialize validated arguments into the generated argument struct.
-pub fn from_args<T: DeserializeOwned>(args: Value) -> Result<T, ArgumentError> {
-    serde_json::from_value(args).map_err(|e| ArgumentError::new(format!("invalid arguments: {e}")))
+/// The arguments object of a call, after refusing any key that is not a parameter.
+///
+/// Generated adapters take the arguments apart one parameter at a time with [`arg`] instead of
+/// deriving `Deserialize` for the argument struct: deserializers are then instantiated once per
+/// parameter type, shared by every tool of a crate, rather than once per tool.
+pub fn args_object(args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+    let Value::Object(map) = args else {
+        return Err(ArgumentError::new(format!(
+            "invalid arguments: expected an object, found {}",
+            json_kind(&args)
+        )));
+    };
+    if let Some(unknown) = map.keys().find(|k| !params.contains(&k.as_str())) {
+        return Err(ArgumentError::new(format!(
+            "invalid arguments: unknown field `{unknown}`, expected one of {}",
+            params
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    Ok(map)
+}
+
+/// Take one parameter out of the arguments object. A missing key deserializes as absent: `None`
+/// for an `Option`, a `missing field` error for anything else (as a derived `Deserialize` does).
+pub fn arg<T: DeserializeOwned>(
+    args: &mut Map<String, Value>,
+    name: &'static str,
+) -> Result<T, ArgumentError> {
+    match args.remove(name) {
+        Some(value) => T::deserialize(value)
+            .map_err(|e| ArgumentError::new(format!("invalid arguments: `{name}`: {e}"))),
+        None => T::deserialize(Missing(name))
+            .map_err(|e| ArgumentError::new(format!("invalid arguments: {e}"))),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The deserializer of an absent field: only an `Option` accepts it (as `None`).
+struct Missing(&'static str);
+
+impl<'de> serde::Deserializer<'de> for Missing {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(serde::de::Error::missing_field(self.0))
+    }
+
+    fn deserialize_option<V: serde::de::Visitor<'de>>(
+        self,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_none()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
+        ignored_any
+    }
 }
 
 /// The guarded path for a required `WorkspacePath` parameter. Missing means the guard did not run:
@@ -95,14 +165,20 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: IntoToolOutcome + Send + 'static,
 {
-    let handle = tokio::task::spawn_blocking(move || f().into_outcome());
-    async move {
+    blocking(Box::new(move || f().into_outcome()))
+}
+
+/// [`run_blocking`] for generated code: the handler comes boxed, so tokio's blocking-task
+/// machinery is instantiated once here rather than once per sync tool in every tool crate.
+pub fn blocking(f: Box<dyn FnOnce() -> ToolOutcome + Send + 'static>) -> BoxFuture {
+    let handle = tokio::task::spawn_blocking(f);
+    Box::pin(async move {
         match handle.await {
             Ok(outcome) => outcome,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => ToolOutcome::error("the blocking task was cancelled"),
         }
-    }
+    })
 }
 
 /// Convert a handler's return value. Generated code names the return type explicitly so a type
@@ -169,4 +245,50 @@ pub fn opt_path_string<P>(
 /// reported on the user's path.
 pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {
     Arc::new(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(v: Value) -> Map<String, Value> {
+        args_object(v, &["a", "b"]).expect("an object of known keys")
+    }
+
+    #[test]
+    fn absent_and_null_options_are_none_and_absent_values_are_missing() {
+        let mut m = object(json!({"b": null}));
+        assert_eq!(arg::<Option<u8>>(&mut m, "a").expect("absent"), None);
+        assert_eq!(arg::<Option<u8>>(&mut m, "b").expect("null"), None);
+        let err = arg::<u8>(&mut object(json!({})), "a").expect_err("required");
+        assert_eq!(err.message, "invalid arguments: missing field `a`");
+        // Only an `Option` accepts an absent value, as with a derived `Deserialize`.
+        let err = arg::<()>(&mut object(json!({})), "a").expect_err("unit is not optional");
+        assert!(err.message.contains("missing field `a`"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_wrong_type_names_the_parameter() {
+        let err = arg::<u8>(&mut object(json!({"a": 300})), "a").expect_err("out of range");
+        assert!(
+            err.message.starts_with("invalid arguments: `a`: "),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_non_objects_are_refused() {
+        let err = args_object(json!({"a": 1, "c": 2}), &["a", "b"]).expect_err("unknown");
+        assert_eq!(
+            err.message,
+            "invalid arguments: unknown field `c`, expected one of `a`, `b`"
+        );
+        let err = args_object(json!([1]), &["a"]).expect_err("not an object");
+        assert_eq!(
+            err.message,
+            "invalid arguments: expected an object, found an array"
+        );
+    }
 }

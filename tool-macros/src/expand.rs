@@ -73,7 +73,6 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         None => quote!(::tool_core),
     };
     let pv = quote!(#krate::__private);
-    let serde_crate = quote!(#pv::serde).to_string();
     let schemars_crate = quote!(#pv::schemars).to_string();
 
     let guarded = guarded_paths(attrs, tool);
@@ -103,6 +102,20 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         };
         let schema_attrs = &p.schema_attrs;
         quote!(#(#docs)* #(#schema_attrs)* #ty)
+    });
+
+    let param_names: Vec<&String> = tool.params().map(|p| &p.name).collect();
+    let extract = tool.params().map(|p| {
+        let ident = p.ident;
+        let name = &p.name;
+        if is_guarded(p) {
+            quote!(#ident: #pv::arg(&mut __map, #name)?)
+        } else {
+            // Spanned on the parameter's type: a type without `Deserialize` is reported there.
+            let ty = p.ty;
+            let arg = quote_spanned!(ty.span()=> #pv::arg::<#ty>(&mut __map, #name));
+            quote!(#ident: #arg?)
+        }
     });
 
     // Locals get internal names: a parameter named like the function must not shadow it.
@@ -149,7 +162,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     let run = if tool.is_async {
         quote!(#pv::boxed(async move { #convert(#call.await) }))
     } else {
-        quote!(#pv::boxed(#pv::run_blocking(move || #convert(#call))))
+        quote!(#pv::blocking(#pv::Box::new(move || #convert(#call))))
     };
     let name = attrs
         .name
@@ -204,9 +217,9 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
 
         #[doc(hidden)]
         const _: () = {
-            #[derive(#pv::serde::Deserialize, #pv::schemars::JsonSchema)]
-            #[serde(crate = #serde_crate, deny_unknown_fields)]
-            #[schemars(crate = #schemars_crate)]
+            // Only the schema is derived: the adapter takes the arguments apart per parameter.
+            #[derive(#pv::schemars::JsonSchema)]
+            #[schemars(crate = #schemars_crate, deny_unknown_fields)]
             struct __Args {
                 #(#fields,)*
             }
@@ -216,7 +229,8 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                     |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
                         -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
                     {
-                        let __args: __Args = #pv::from_args(__args)?;
+                        let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
+                        let __args = __Args { #(#extract,)* };
                         #(#bindings)*
                         ::core::result::Result::Ok(#run)
                     },
