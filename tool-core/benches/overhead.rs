@@ -10,7 +10,9 @@
 //! - `pipeline`: the executor on the same text (parse → lookup → validate → path guard →
 //!   dispatch → outcome, no approver needed for read-only tools, no-op audit), calling an async
 //!   `#[tool]` function;
-//! - `pipeline_sync`: the same with a sync `#[tool]` function (run on tokio's blocking pool).
+//! - `pipeline_sync`: the same with a sync `#[tool]` function (run on tokio's blocking pool);
+//! - `pipeline_dyn`: the same with a dynamic tool (`ToolDef::builder`, a closure over the
+//!   validated JSON arguments, no typed deserialize).
 //!
 //! Two groups: `read_file` reads a small real file (the usual case), `noop` returns a constant
 //! (pure overhead).
@@ -26,7 +28,9 @@ use rmcp::model::{CallToolRequestParams, NumberOrString};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_router, ServiceExt};
 use serde::Deserialize;
-use tool_core::{Executor, ExecutorConfig, Registry, WorkspacePath};
+use serde_json::{json, Value};
+use tool_core::registry::ToolDef;
+use tool_core::{Executor, ExecutorConfig, Registry, Risk, ToolOutcome, WorkspacePath};
 
 const READ_CALL: &str =
     r#"{"tool": "read_part", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
@@ -36,6 +40,10 @@ const NOOP_CALL: &str =
     r#"{"tool": "noop", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
 const NOOP_CALL_SYNC: &str =
     r#"{"tool": "noop_sync", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const READ_CALL_DYN: &str =
+    r#"{"tool": "read_part_dyn", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
+const NOOP_CALL_DYN: &str =
+    r#"{"tool": "noop_dyn", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
 const MCP_READ_CALL: &str =
     r#"{"name": "read_part", "arguments": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
 const MCP_NOOP_CALL: &str =
@@ -105,6 +113,51 @@ fn noop_sync(path: WorkspacePath, offset: Option<u32>, limit: Option<u32>) -> St
     "done".to_owned()
 }
 
+/// The schema of the dynamic tools: what the `#[tool]` ones get, written by hand.
+fn dyn_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "offset": {"type": ["integer", "null"], "minimum": 0},
+            "limit": {"type": ["integer", "null"], "minimum": 0}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    })
+}
+
+/// The two tools again, as dynamic tools whose handlers read the validated JSON arguments.
+fn dyn_tools() -> [ToolDef; 2] {
+    let read = ToolDef::builder("read_part_dyn")
+        .description("Read part of a text file")
+        .risk(Risk::ReadOnly)
+        .path_args(["path"])
+        .concurrency_safe(true)
+        .input_schema(dyn_schema())
+        .handler(|_ctx, args| async move {
+            let offset = args["offset"].as_u64().unwrap_or(0) as u32;
+            let limit = args["limit"].as_u64().map_or(u32::MAX, |l| l as u32);
+            read_slice(
+                Path::new(args["path"].as_str().unwrap_or_default()),
+                offset,
+                limit,
+            )
+        })
+        .build()
+        .expect("tool");
+    let noop = ToolDef::builder("noop_dyn")
+        .description("Return a constant")
+        .risk(Risk::ReadOnly)
+        .path_args(["path"])
+        .concurrency_safe(true)
+        .input_schema(dyn_schema())
+        .handler(|_ctx, _args| async { ToolOutcome::ok("done") })
+        .build()
+        .expect("tool");
+    [read, noop]
+}
+
 /// The arguments, as a hand-written program (and rmcp) declares them.
 #[derive(Deserialize, rmcp::schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -130,7 +183,7 @@ struct Call {
 struct UntypedCall {
     #[allow(dead_code)]
     tool: String,
-    args: serde_json::Value,
+    args: Value,
 }
 
 /// The same two tools served by rmcp's router.
@@ -176,9 +229,12 @@ fn bench(c: &mut Criterion) {
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(ws.path().join("docs")).expect("dir");
     std::fs::write(ws.path().join("docs/notes.txt"), "x".repeat(512)).expect("file");
+    let [read_dyn, noop_dyn] = dyn_tools();
     let registry = Arc::new(
         Registry::builder()
             .with_inventory()
+            .tool(read_dyn)
+            .tool(noop_dyn)
             .build()
             .expect("registry"),
     );
@@ -210,8 +266,11 @@ fn bench(c: &mut Criterion) {
         router.call(ToolCallContext::new(&server, params, ctx))
     };
 
-    for (text, sync) in [(READ_CALL, READ_CALL_SYNC), (NOOP_CALL, NOOP_CALL_SYNC)] {
-        for t in [text, sync] {
+    for calls in [
+        [READ_CALL, READ_CALL_SYNC, READ_CALL_DYN],
+        [NOOP_CALL, NOOP_CALL_SYNC, NOOP_CALL_DYN],
+    ] {
+        for t in calls {
             let check = rt.block_on(exec.execute_text(&session, t));
             assert!(check.is_ok(), "{check:?}");
         }
@@ -260,6 +319,10 @@ fn bench(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL_SYNC)))
     });
+    g.bench_function("pipeline_dyn", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL_DYN)))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("noop");
@@ -290,6 +353,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("pipeline_sync", |b| {
         b.to_async(&rt)
             .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL_SYNC)))
+    });
+    g.bench_function("pipeline_dyn", |b| {
+        b.to_async(&rt)
+            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL_DYN)))
     });
     g.finish();
 }

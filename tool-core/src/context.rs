@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -200,14 +199,16 @@ pub fn progress_channel() -> (ProgressSink, tokio::sync::mpsc::UnboundedReceiver
 /// Everything a tool may know about the call it serves. One per call, never shared or global.
 #[derive(Clone)]
 pub struct ToolContext {
-    session_id: String,
-    call_id: String,
-    workspace: PathBuf,
+    // Shared with the session, the in-flight list and the executor: cloned per call, not copied.
+    session_id: Arc<str>,
+    call_id: Arc<str>,
+    workspace: Arc<Path>,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
     state: Arc<SessionState>,
     output_budget: Option<usize>,
-    paths: HashMap<String, WorkspacePath>,
+    // A call has a handful of path arguments at most: a list searched in order beats a map.
+    paths: Vec<(String, WorkspacePath)>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -229,14 +230,35 @@ impl ToolContext {
         workspace: impl Into<PathBuf>,
     ) -> Self {
         ToolContext {
-            session_id: session_id.into(),
-            call_id: call_id.into(),
-            workspace: workspace.into(),
+            session_id: Arc::from(session_id.into()),
+            call_id: Arc::from(call_id.into()),
+            workspace: Arc::from(workspace.into()),
             cancel: CancellationToken::new(),
             progress: None,
             state: Arc::new(SessionState::new()),
             output_budget: None,
-            paths: HashMap::new(),
+            paths: Vec::new(),
+        }
+    }
+
+    /// The executor's constructor: everything shared is passed in, nothing is made only to be
+    /// replaced.
+    pub(crate) fn for_call(
+        session_id: Arc<str>,
+        call_id: Arc<str>,
+        workspace: Arc<Path>,
+        cancel: CancellationToken,
+        state: Arc<SessionState>,
+    ) -> Self {
+        ToolContext {
+            session_id,
+            call_id,
+            workspace,
+            cancel,
+            progress: None,
+            state,
+            output_budget: None,
+            paths: Vec::new(),
         }
     }
 
@@ -265,8 +287,7 @@ impl ToolContext {
     }
 
     /// Guarded paths, by argument name (set by the executor after the path guard).
-    #[allow(dead_code)] // used by the executor
-    pub(crate) fn with_paths(mut self, paths: HashMap<String, WorkspacePath>) -> Self {
+    pub(crate) fn with_paths(mut self, paths: Vec<(String, WorkspacePath)>) -> Self {
         self.paths = paths;
         self
     }
@@ -300,7 +321,7 @@ impl ToolContext {
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(sink) = &self.progress {
             sink(Progress {
-                call_id: self.call_id.clone(),
+                call_id: self.call_id.to_string(),
                 progress,
                 total,
                 message: message.map(str::to_owned),
@@ -320,6 +341,8 @@ impl ToolContext {
 
     /// The guarded path for a declared path argument.
     pub fn path_arg(&self, name: &str) -> Option<&WorkspacePath> {
-        self.paths.get(name)
+        self.paths
+            .iter()
+            .find_map(|(n, p)| (n == name).then_some(p))
     }
 }

@@ -32,6 +32,7 @@ pub(super) fn parse_nested(
         depth: base,
         max_depth: limits.depth(),
         max_string_len: limits.max_string_len,
+        fast: false,
     };
     let value = ValueSeed { st: &mut state }
         .deserialize(&mut de)
@@ -39,6 +40,33 @@ pub(super) fn parse_nested(
     de.end()
         .map_err(|e| ParseError::new(format!("invalid JSON: {e}")))?;
     Ok(value)
+}
+
+/// The `{"tool": NAME, "args": {...}}` call read straight from the document, without building the
+/// outer object: the name and the arguments, exactly as the general path would make them from
+/// this document. `None` for anything else (another shape, another key, a duplicate, an empty or
+/// non-string name, arguments that are not an object, any JSON error or limit, and any
+/// non-integer number): the caller then takes the general path, pre-scan included, which
+/// refuses with the precise reason.
+///
+/// No pre-scan is needed here: depth is checked level by level before descending (so recursion
+/// stays bounded), and the one thing only the pre-scan sees, an integer too large for 64 bits
+/// that serde_json would read as a float, cannot get through because any float gives up.
+pub(super) fn tool_args_call(
+    doc: &str,
+    limits: &ParseLimits,
+) -> Option<(String, Map<String, Value>)> {
+    let mut de = serde_json::Deserializer::from_str(doc);
+    let mut state = State {
+        path: Vec::new(),
+        depth: 0,
+        max_depth: limits.depth(),
+        max_string_len: limits.max_string_len,
+        fast: true,
+    };
+    let call = CallSeed { st: &mut state }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(call)
 }
 
 /// One pass over the bytes: nesting depth and integer range, outside strings.
@@ -142,6 +170,9 @@ struct State {
     depth: usize,
     max_depth: usize,
     max_string_len: usize,
+    /// Reading for the `{"tool", "args"}` fast path: errors are never shown (so no JSON path is
+    /// kept), and floats give up (see [`tool_args_call`]).
+    fast: bool,
 }
 
 impl State {
@@ -227,6 +258,9 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if self.st.fast {
+            return Err(not_fast());
+        }
         Number::from_f64(v)
             .map(Value::Number)
             .ok_or_else(|| E::custom(format!("non-finite number at {}", self.st.path())))
@@ -250,9 +284,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         self.st.enter()?;
         let mut items = Vec::new();
         loop {
-            self.st.path.push(Seg::Index(items.len()));
-            let item = seq.next_element_seed(ValueSeed { st: &mut *self.st });
-            self.st.path.pop();
+            let item = if self.st.fast {
+                seq.next_element_seed(ValueSeed { st: &mut *self.st })
+            } else {
+                self.st.path.push(Seg::Index(items.len()));
+                let item = seq.next_element_seed(ValueSeed { st: &mut *self.st });
+                self.st.path.pop();
+                item
+            };
             match item? {
                 Some(v) => items.push(v),
                 None => break,
@@ -267,12 +306,23 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         let mut obj = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             self.st.check_len("key", &key)?;
-            if obj.contains_key(&key) {
+            // A short scan beats hashing for the few keys calls usually have; large objects hash.
+            let duplicate = if obj.len() < SCAN_KEYS {
+                obj.keys().any(|k| *k == key)
+            } else {
+                obj.contains_key(&key)
+            };
+            if duplicate {
                 return Err(de::Error::custom(format!(
                     "duplicate key {} in the object at {}",
                     quoted(&key),
                     self.st.path()
                 )));
+            }
+            if self.st.fast {
+                let value = map.next_value_seed(ValueSeed { st: &mut *self.st })?;
+                obj.insert(key, value);
+                continue;
             }
             self.st.path.push(Seg::Key(key));
             let value = map.next_value_seed(ValueSeed { st: &mut *self.st });
@@ -284,5 +334,125 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         }
         self.st.depth -= 1;
         Ok(Value::Object(obj))
+    }
+}
+
+/// Below this many keys, a duplicate is looked for by comparing keys rather than by hashing.
+const SCAN_KEYS: usize = 8;
+
+/// Reads the outer object of a `{"tool", "args"}` call; any error only means "not this fast
+/// path", so its messages are never shown.
+struct CallSeed<'s> {
+    st: &'s mut State,
+}
+
+fn not_fast<E: de::Error>() -> E {
+    E::custom("not a plain {\"tool\", \"args\"} call")
+}
+
+impl<'de> DeserializeSeed<'de> for CallSeed<'_> {
+    type Value = (String, Map<String, Value>);
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CallSeed<'_> {
+    type Value = (String, Map<String, Value>);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a {\"tool\", \"args\"} call")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.st.enter()?;
+        // The general path checks key lengths too; both keys are this long.
+        if self.st.max_string_len < "tool".len() {
+            return Err(not_fast());
+        }
+        let mut name: Option<String> = None;
+        let mut args: Option<Map<String, Value>> = None;
+        while let Some(key) = map.next_key_seed(CallKeySeed)? {
+            match key {
+                CallKey::Tool if name.is_none() => {
+                    name = Some(map.next_value_seed(NameSeed {
+                        max_len: self.st.max_string_len,
+                    })?);
+                }
+                CallKey::Args if args.is_none() => {
+                    match map.next_value_seed(ValueSeed { st: &mut *self.st })? {
+                        Value::Object(m) => args = Some(m),
+                        _ => return Err(not_fast()),
+                    }
+                }
+                _ => return Err(not_fast()),
+            }
+        }
+        self.st.depth -= 1;
+        match (name, args) {
+            (Some(name), Some(args)) if !name.is_empty() => Ok((name, args)),
+            _ => Err(not_fast()),
+        }
+    }
+}
+
+enum CallKey {
+    Tool,
+    Args,
+    Other,
+}
+
+struct CallKeySeed;
+
+impl<'de> DeserializeSeed<'de> for CallKeySeed {
+    type Value = CallKey;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<CallKey, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for CallKeySeed {
+    type Value = CallKey;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<CallKey, E> {
+        Ok(match v {
+            "tool" => CallKey::Tool,
+            "args" => CallKey::Args,
+            _ => CallKey::Other,
+        })
+    }
+}
+
+/// The tool name: a string within the length limit (the general path's string check).
+struct NameSeed {
+    max_len: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for NameSeed {
+    type Value = String;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NameSeed {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a tool name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+        if v.len() > self.max_len {
+            return Err(not_fast());
+        }
+        Ok(v.to_owned())
     }
 }

@@ -150,14 +150,26 @@ impl ParseError {
 /// A JSON array is refused here: a list of calls is a batch, see [`parse_batch`].
 pub fn parse_call(input: &str, limits: &ParseLimits) -> Result<ToolCall, ParseError> {
     match classify(input, limits)? {
-        Input::Json(doc) => match json::parse(doc, limits)? {
-            Value::Object(obj) => shape::call_from_object(obj, "$", limits),
-            Value::Array(_) => Err(ParseError::new(
-                "the input is a JSON array, which is a batch of calls; a single call is a JSON object",
-            )),
-            _ => Err(ParseError::new("a call must be a JSON object")),
-        },
+        Input::Json(doc) => {
+            // The common shape, read without building the outer object; anything else, or any
+            // fault, takes the general path below, which says precisely what is wrong.
+            if let Some((name, args)) = json::tool_args_call(doc, limits) {
+                return Ok(ToolCall::new(name, args));
+            }
+            call_from_value(json::parse(doc, limits)?, limits)
+        }
         Input::Text(text) => text::parse(text, limits),
+    }
+}
+
+/// A call from a parsed JSON document (the general path of [`parse_call`]).
+fn call_from_value(doc: Value, limits: &ParseLimits) -> Result<ToolCall, ParseError> {
+    match doc {
+        Value::Object(obj) => shape::call_from_object(obj, "$", limits),
+        Value::Array(_) => Err(ParseError::new(
+            "the input is a JSON array, which is a batch of calls; a single call is a JSON object",
+        )),
+        _ => Err(ParseError::new("a call must be a JSON object")),
     }
 }
 

@@ -742,3 +742,95 @@ fn display_names_the_reason() {
     let err = parse_call("", &ParseLimits::default()).expect_err("empty input is refused");
     assert_eq!(err.to_string(), "malformed call: the input is empty");
 }
+
+// ---- the {"tool", "args"} fast path ----
+
+/// `parse_call` reads `{"tool", "args"}` calls without building the outer object; it must give
+/// exactly what the general path gives (the same call, or the same refusal) for every input.
+#[test]
+fn tool_args_fast_path_agrees_with_the_general_path() {
+    let inputs = [
+        r#"{"tool": "read", "args": {"path": "a.txt", "n": 2}}"#,
+        r#"{"args": {"path": "a.txt"}, "tool": "read"}"#,
+        r#"{"tool": "read", "args": {}}"#,
+        r#"{"t\u006fol": "read", "args": {"p\u0061th": "x"}}"#,
+        r#"{"tool": "r\u00e9ad", "args": {"a": [1, {"b": null}]}}"#,
+        r#"{"tool": "read", "args": {"path": "a"}, "id": "x"}"#,
+        r#"{"tool": "read", "tool": "write", "args": {}}"#,
+        r#"{"tool": "read", "args": {}, "args": {}}"#,
+        r#"{"tool": "read", "args": {"a": 1, "a": 2}}"#,
+        r#"{"tool": "", "args": {}}"#,
+        r#"{"tool": 7, "args": {}}"#,
+        r#"{"tool": null, "args": {}}"#,
+        r#"{"tool": "read", "args": []}"#,
+        r#"{"tool": "read", "args": null}"#,
+        r#"{"tool": "read", "args": "{}"}"#,
+        r#"{"tool": "read"}"#,
+        r#"{"args": {}}"#,
+        r#"{}"#,
+        r#"[{"tool": "read", "args": {}}]"#,
+        r#"{"tool": "read", "args": {}} trailing"#,
+        r#"{"tool": "read", "args": {"n": 123456789012345678901234567890}}"#,
+        r#"{"tool": "read", "args": {"s": "\ud800"}}"#,
+        r#"{"tool": "read", "args": {"s": "\udc00"}}"#,
+        r#"{"tool": "read", "args": {"s": "\ud800\u0041"}}"#,
+        r#"{"tool": "read", "args": {"s": "\ud83d\ude00"}}"#,
+        r#"{"tool": "read", "args": {"n": -9223372036854775809}}"#,
+        r#"{"tool": "read", "args": {"n": 18446744073709551615, "m": -9223372036854775808}}"#,
+        r#"{"tool": "read", "args": {"x": 1.5, "y": 1e400}}"#,
+        r#"{"tool": "read", "args": {"x": 2e3}}"#,
+        r#"{"tool": "read", "args": {"x": [1, 2.5]}}"#,
+        r#"{"tool": "read", "args": {"a": {"b": {"c": {"d": [[[1]]]}}}}}"#,
+        r#"{"tool": "read", "args": {"long": "abcdefghij"}}"#,
+        r#"{"tool": "abcdefghij", "args": {}}"#,
+        r#"{"tool": "read", "args": {"a": 1,}}"#,
+        r#"{"tool": "read", "args": {"a": NaN}}"#,
+        r#"{"type": "function", "function": {"name": "f", "arguments": "{\"a\": 1}"}}"#,
+        r#"{"type": "tool_use", "id": "t1", "name": "f", "input": {"a": 1}}"#,
+        r#"{"id": "t1", "type": "tool_use", "name": "f", "input": {}}"#,
+        r#"{"tool": "read", "type": "tool_use", "args": {}}"#,
+        r#"{"tool": "read", "args": {"a": 1}"#,
+    ];
+    let limits = [
+        ParseLimits::default(),
+        ParseLimits {
+            max_string_len: 5,
+            ..ParseLimits::default()
+        },
+        ParseLimits {
+            max_string_len: 3,
+            ..ParseLimits::default()
+        },
+        ParseLimits {
+            max_depth: 3,
+            ..ParseLimits::default()
+        },
+        ParseLimits {
+            max_depth: 1,
+            ..ParseLimits::default()
+        },
+    ];
+    let deep_array = format!(
+        r#"{{"tool": "read", "args": {{"a": {}{}}}}}"#,
+        "[".repeat(150),
+        "]".repeat(150)
+    );
+    let deep_object = format!(
+        r#"{{"tool": "read", "args": {}1{}}}"#,
+        r#"{"a": "#.repeat(70),
+        "}".repeat(70)
+    );
+    let mut inputs: Vec<&str> = inputs.to_vec();
+    inputs.push(&deep_array);
+    inputs.push(&deep_object);
+    for l in &limits {
+        for &input in &inputs {
+            let general = match classify(input, l) {
+                Ok(Input::Json(doc)) => json::parse(doc, l).and_then(|v| call_from_value(v, l)),
+                Ok(Input::Text(_)) => panic!("{input:?} is JSON"),
+                Err(e) => Err(e),
+            };
+            assert_eq!(parse_call(input, l), general, "{input:?} under {l:?}");
+        }
+    }
+}

@@ -338,6 +338,8 @@ impl CallResult {
 pub struct Executor {
     registry: Arc<Registry>,
     guard: PathGuard,
+    // The guard's root, shared with every call's context.
+    root: Arc<Path>,
     config: ExecutorConfig,
     next_session: AtomicU64,
     next_call: AtomicU64,
@@ -413,7 +415,7 @@ struct RunEnv {
 /// A call that passed steps 3–7.
 struct Checked {
     args: Value,
-    paths: HashMap<String, WorkspacePath>,
+    paths: Vec<(String, WorkspacePath)>,
     review: Option<(String, Vec<String>)>,
 }
 
@@ -421,9 +423,11 @@ impl Executor {
     /// Build an executor; the workspace root is canonicalized here and must be a directory.
     pub fn new(registry: Arc<Registry>, config: ExecutorConfig) -> Result<Self, ExecutorError> {
         let guard = PathGuard::new(&config.workspace)?;
+        let root = Arc::from(guard.root());
         Ok(Executor {
             registry,
             guard,
+            root,
             config,
             next_session: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
@@ -534,8 +538,8 @@ impl Executor {
             Ok(call) => (Some(call.name.clone()), call.id.clone()),
             Err(_) => (None, None),
         };
-        let call_id = call_id
-            .unwrap_or_else(|| format!("call-{}", self.next_call.fetch_add(1, Ordering::Relaxed)));
+        let call_id =
+            call_id.unwrap_or_else(|| numbered_id(self.next_call.fetch_add(1, Ordering::Relaxed)));
         (tool, call_id)
     }
 
@@ -735,7 +739,7 @@ impl Executor {
         }
 
         // 5. paths: all of them, then refuse if any is bad.
-        let mut paths = HashMap::new();
+        let mut paths = Vec::new();
         let mut bad = Vec::new();
         if let Value::Object(map) = &mut args {
             for name in tool.def().guarded_path_args() {
@@ -743,8 +747,19 @@ impl Executor {
                     None | Some(Value::Null) => {}
                     Some(Value::String(raw)) => match self.guard.check(raw) {
                         Ok(wp) => {
-                            *raw = wp.as_path().to_string_lossy().into_owned();
-                            paths.insert(name, wp);
+                            match wp.as_path().to_str() {
+                                // Reuse the argument's buffer for its normalized form.
+                                Some(norm) => {
+                                    raw.clear();
+                                    raw.push_str(norm);
+                                }
+                                None => *raw = wp.as_path().to_string_lossy().into_owned(),
+                            }
+                            // A name listed twice is checked twice but kept once: both checks
+                            // give the same path.
+                            if !paths.iter().any(|(n, _): &(String, _)| *n == name) {
+                                paths.push((name, wp));
+                            }
                         }
                         Err(e) => bad.push(format!("`{name}`: {e}")),
                     },
@@ -841,7 +856,8 @@ impl Executor {
             .unwrap_or(self.config.default_timeout);
         let cap = limits.output_cap.unwrap_or(self.config.default_output_cap);
         let budget = session.output_remaining().map_or(cap, |left| left.min(cap));
-        let in_flight = session.begin_call(call_id, env.parent.as_ref());
+        let call_id: Arc<str> = Arc::from(call_id);
+        let in_flight = session.begin_call(&call_id, env.parent.as_ref());
         let token = in_flight.token.clone();
         if token.is_cancelled() {
             return Verdict::Refused(
@@ -849,11 +865,15 @@ impl Executor {
                 "the call was cancelled before it started".to_owned(),
             );
         }
-        let mut ctx = ToolContext::new(session.id(), call_id, self.guard.root())
-            .with_cancellation(token.clone())
-            .with_state(session.state())
-            .with_output_budget(Some(budget))
-            .with_paths(checked.paths);
+        let mut ctx = ToolContext::for_call(
+            session.shared_id(),
+            call_id,
+            Arc::clone(&self.root),
+            token.clone(),
+            session.state(),
+        )
+        .with_output_budget(Some(budget))
+        .with_paths(checked.paths);
         if let Some(sink) = &env.progress {
             ctx = ctx.with_progress(sink.clone());
         }
@@ -866,12 +886,37 @@ impl Executor {
                 return Verdict::Failed(ReasonCode::Panicked, panic_message(panic.as_ref()))
             }
         };
-        let outcome = tokio::select! {
-            biased;
-            _ = token.cancelled() => {
-                return Verdict::Failed(ReasonCode::Cancelled, "the call was cancelled".to_owned())
+        // The deadline is taken where `tokio::time::timeout` would take it: before the first poll.
+        let deadline = tokio::time::Instant::now().checked_add(timeout);
+        let mut fut = AssertUnwindSafe(fut).catch_unwind();
+        // Cancellation wins over a first poll, as the biased `select!` below has it.
+        if token.is_cancelled() {
+            return Verdict::Failed(ReasonCode::Cancelled, "the call was cancelled".to_owned());
+        }
+        // Most handlers finish on their first poll; `timeout` polls the handler before its timer
+        // too, so a first poll that is ready gives what the full machinery would, without a
+        // timer or a cancellation waiter.
+        let outcome = match futures::poll!(&mut fut) {
+            std::task::Poll::Ready(r) => Ok(r),
+            std::task::Poll::Pending => {
+                let timed = async {
+                    match deadline {
+                        Some(at) => tokio::time::timeout_at(at, fut).await,
+                        // Past the clock's range: no timer, as `timeout` does.
+                        None => Ok(fut.await),
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    _ = token.cancelled() => {
+                        return Verdict::Failed(
+                            ReasonCode::Cancelled,
+                            "the call was cancelled".to_owned(),
+                        )
+                    }
+                    r = timed => r,
+                }
             }
-            r = tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()) => r,
         };
         drop(in_flight);
         let verdict = match outcome {
@@ -1092,6 +1137,28 @@ fn charge_session_budget(session: &Session, output: Value) -> (Value, bool) {
     cap_value_at(output, granted, Limit::Session)
 }
 
+/// `call-N`, written without the formatting machinery (this runs on every call without an id).
+fn numbered_id(n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        // `rest % 10` is a single digit.
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(5 + digits.len() - at);
+    id.push_str("call-");
+    for &d in &digits[at..] {
+        id.push(char::from(d));
+    }
+    id
+}
+
 /// A panic payload as text.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     let text = payload
@@ -1100,4 +1167,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(no message)".to_owned());
     format!("the tool panicked: {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_id;
+
+    #[test]
+    fn numbered_ids_match_the_formatted_ones() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::from(u32::MAX), u64::MAX] {
+            assert_eq!(numbered_id(n), format!("call-{n}"));
+        }
+    }
 }

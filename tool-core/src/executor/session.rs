@@ -12,7 +12,7 @@ use crate::context::{ContextModifier, SessionState};
 /// it between concurrent calls of the same conversation.
 #[derive(Debug)]
 pub struct Session {
-    id: String,
+    id: Arc<str>,
     inner: Mutex<Inner>,
     state: RwLock<Arc<SessionState>>,
 }
@@ -22,7 +22,7 @@ struct Inner {
     consecutive_failures: u32,
     grants: HashSet<String>,
     cancel_all: CancellationToken,
-    in_flight: Vec<(u64, String, CancellationToken)>,
+    in_flight: Vec<(u64, Arc<str>, CancellationToken)>,
     next_seq: u64,
     output_remaining: Option<usize>,
 }
@@ -44,7 +44,7 @@ impl Drop for InFlight<'_> {
 impl Session {
     pub(crate) fn new(id: String, output_budget: Option<usize>) -> Self {
         Session {
-            id,
+            id: Arc::from(id),
             inner: Mutex::new(Inner {
                 output_remaining: output_budget,
                 ..Inner::default()
@@ -62,6 +62,11 @@ impl Session {
     /// The session id, as seen by tools and the audit log.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The session id, shared (for the contexts of its calls).
+    pub(crate) fn shared_id(&self) -> Arc<str> {
+        Arc::clone(&self.id)
     }
 
     /// A snapshot of the session state.
@@ -112,7 +117,7 @@ impl Session {
         let inner = self.lock();
         let mut n = 0;
         for (_, id, token) in &inner.in_flight {
-            if id == call_id {
+            if **id == *call_id {
                 token.cancel();
                 n += 1;
             }
@@ -167,7 +172,7 @@ impl Session {
     /// the session's cancel-all token.
     pub(crate) fn begin_call(
         &self,
-        call_id: &str,
+        call_id: &Arc<str>,
         parent: Option<&CancellationToken>,
     ) -> InFlight<'_> {
         let mut inner = self.lock();
@@ -179,7 +184,7 @@ impl Session {
         };
         inner
             .in_flight
-            .push((seq, call_id.to_owned(), token.clone()));
+            .push((seq, Arc::clone(call_id), token.clone()));
         drop(inner);
         InFlight {
             session: self,

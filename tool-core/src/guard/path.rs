@@ -158,21 +158,119 @@ impl PathGuard {
         if raw.contains('\0') {
             return Err(PathGuardError::NulByte);
         }
-        let written = Path::new(raw);
-        let joined = if written.is_absolute() {
-            written.to_path_buf()
-        } else {
-            self.root.join(written)
-        };
-        let normalized = normalize(&joined);
-        if !normalized.starts_with(&self.root) {
+        let normalized = self.join_normalized(raw);
+        if !self.contains(&normalized) {
             return Err(PathGuardError::Outside {
                 path: raw.to_owned(),
             });
         }
-        let mut hops = 0;
-        self.resolve_inside(&normalized, raw, &mut hops)?;
+        self.resolve_plain(&normalized, raw)?;
         Ok(WorkspacePath::new_checked(normalized))
+    }
+
+    /// `raw` joined to the root (unless absolute) and lexically normalized: what
+    /// `normalize(&root.join(raw))` gives, built in one buffer from the bytes on Unix.
+    #[cfg(unix)]
+    fn join_normalized(&self, raw: &str) -> PathBuf {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
+        let root = self.root.as_os_str().as_bytes();
+        let mut out = Vec::with_capacity(root.len() + raw.len() + 1);
+        if !raw.starts_with('/') {
+            out.extend_from_slice(root);
+        }
+        for seg in raw.as_bytes().split(|&b| b == b'/') {
+            match seg {
+                b"" | b"." => {}
+                b".." => {
+                    // Drop the last component; `..` at `/` stays at `/`, as the OS does.
+                    let cut = out.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                    out.truncate(cut.max(1));
+                }
+                name => {
+                    if out.last() != Some(&b'/') {
+                        out.push(b'/');
+                    }
+                    out.extend_from_slice(name);
+                }
+            }
+        }
+        if out.is_empty() {
+            out.push(b'/');
+        }
+        PathBuf::from(std::ffi::OsString::from_vec(out))
+    }
+
+    #[cfg(not(unix))]
+    fn join_normalized(&self, raw: &str) -> PathBuf {
+        let written = Path::new(raw);
+        if written.is_absolute() {
+            normalize(written)
+        } else {
+            normalize(&self.root.join(written))
+        }
+    }
+
+    /// `true` when the normalized absolute `path` is the root or lies under it (a byte prefix
+    /// ending at a separator; both sides are normalized, so this is `Path::starts_with`).
+    #[cfg(unix)]
+    fn contains(&self, path: &Path) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+
+        let root = self.root.as_os_str().as_bytes();
+        let path = path.as_os_str().as_bytes();
+        root == b"/"
+            || (path.starts_with(root) && matches!(path.get(root.len()), None | Some(b'/')))
+    }
+
+    #[cfg(not(unix))]
+    fn contains(&self, path: &Path) -> bool {
+        path.starts_with(&self.root)
+    }
+
+    /// The walk of [`PathGuard::resolve_inside`] for the usual path with no symlink on it: one
+    /// `lstat` per existing component below the root, on prefixes of `normalized` itself (no
+    /// joins, no allocation). It stops at the first missing component, as the full walk does
+    /// (nothing can exist under it), and hands over to the full walk, from the start, at the
+    /// first symlink.
+    #[cfg(unix)]
+    fn resolve_plain(&self, normalized: &Path, raw: &str) -> Result<(), PathGuardError> {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+
+        let bytes = normalized.as_os_str().as_bytes();
+        let root = self.root.as_os_str().as_bytes();
+        // Index of the separator before the next component (the root `/` is its own separator).
+        let mut at = if root == b"/" { 0 } else { root.len() };
+        while at < bytes.len() {
+            let end = bytes[at + 1..]
+                .iter()
+                .position(|&b| b == b'/')
+                .map_or(bytes.len(), |p| at + 1 + p);
+            let prefix = Path::new(OsStr::from_bytes(&bytes[..end]));
+            match std::fs::symlink_metadata(prefix) {
+                Ok(md) if md.file_type().is_symlink() => {
+                    let mut hops = 0;
+                    return self.resolve_inside(normalized, raw, &mut hops);
+                }
+                Ok(_) => {}
+                Err(e) if is_missing(&e) => return Ok(()),
+                Err(source) => {
+                    return Err(PathGuardError::Io {
+                        path: raw.to_owned(),
+                        source,
+                    })
+                }
+            }
+            at = end;
+        }
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn resolve_plain(&self, normalized: &Path, raw: &str) -> Result<(), PathGuardError> {
+        let mut hops = 0;
+        self.resolve_inside(normalized, raw, &mut hops)
     }
 
     /// Walk `normalized` (absolute, lexically normalized, under the root) one component at a time,
@@ -287,6 +385,111 @@ mod tests {
         assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
         assert_eq!(normalize(Path::new("/../../x")), PathBuf::from("/x"));
         assert_eq!(normalize(Path::new("/a/b/../../..")), PathBuf::from("/"));
+    }
+
+    /// The byte-level join and normalization must agree with `normalize(root.join(raw))`.
+    #[test]
+    fn join_normalized_matches_the_component_walk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let g = PathGuard::new(dir.path()).expect("guard");
+        let slash = PathGuard {
+            root: PathBuf::from("/"),
+        };
+        let cases = [
+            "a",
+            "a/b",
+            "a//b/",
+            "./a/./b/.",
+            "a/../b",
+            "../x",
+            "a/b/../../..",
+            "..",
+            ".",
+            "/",
+            "//",
+            "/etc/passwd",
+            "/a/./b/../c",
+            "/../../x",
+            "a/../../",
+            "a\\b",
+            "...",
+            "a/.../b",
+            ".hidden/x",
+            "a/b/c/d/../../e",
+        ];
+        for guard in [&g, &slash] {
+            for raw in cases {
+                let written = Path::new(raw);
+                let expected = if written.is_absolute() {
+                    normalize(written)
+                } else {
+                    normalize(&guard.root.join(written))
+                };
+                let got = guard.join_normalized(raw);
+                assert_eq!(got, expected, "{raw:?} under {:?}", guard.root);
+                assert_eq!(
+                    got.as_os_str(),
+                    expected.as_os_str(),
+                    "{raw:?} under {:?}",
+                    guard.root
+                );
+                assert_eq!(
+                    guard.contains(&got),
+                    got.starts_with(&guard.root),
+                    "{raw:?} under {:?}",
+                    guard.root
+                );
+            }
+        }
+    }
+
+    /// The walk without joins must decide exactly as the full walk does, symlinks or not.
+    #[cfg(unix)]
+    #[test]
+    fn plain_walk_agrees_with_the_full_walk() {
+        use std::os::unix::fs::symlink;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(ws.join("sub")).expect("dir");
+        std::fs::create_dir_all(&out).expect("dir");
+        std::fs::write(ws.join("sub/f.txt"), "x").expect("file");
+        std::fs::write(ws.join("file"), "x").expect("file");
+        symlink(&out, ws.join("esc")).expect("link");
+        symlink("sub", ws.join("in")).expect("link");
+        symlink(out.join("planted"), ws.join("dangle")).expect("link");
+        symlink("sub/later.txt", ws.join("dangle_in")).expect("link");
+        let g = PathGuard::new(&ws).expect("guard");
+        let cases = [
+            ".",
+            "sub",
+            "sub/f.txt",
+            "sub/missing/x",
+            "file",
+            "file/x",
+            "esc",
+            "esc/x",
+            "in",
+            "in/f.txt",
+            "in/missing",
+            "dangle",
+            "dangle_in",
+            "missing/esc/x",
+            "sub/../in/f.txt",
+        ];
+        for raw in cases {
+            let normalized = g.join_normalized(raw);
+            assert!(g.contains(&normalized), "{raw:?}");
+            let plain = g.resolve_plain(&normalized, raw).map_err(|e| e.to_string());
+            let full = g
+                .resolve_inside(&normalized, raw, &mut 0)
+                .map_err(|e| e.to_string());
+            assert_eq!(plain, full, "{raw:?}");
+        }
+        assert!(g.check("esc/x").is_err());
+        assert!(g.check("dangle").is_err());
+        assert!(g.check("in/f.txt").is_ok());
     }
 
     #[test]
