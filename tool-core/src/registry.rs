@@ -516,7 +516,8 @@ impl RegistryBuilder {
         self
     }
 
-    /// Check every tool, reject duplicates, compile validators.
+    /// Check every tool, reject duplicates, compile validators. The first tool, in the order
+    /// added, that is a duplicate or breaks a rule is the error.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
         for def in self.defs {
@@ -637,8 +638,179 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
     Value::Object(m)
 }
 
+/// The canonical dump, written straight from the declarations: the same bytes as
+/// `canonical_bytes(&json!({"schema_version": 1, "tools": [decl_to_json(..), ..]}))`, without
+/// copying every schema into one document first (the copies cost more than the writing).
 fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -> Vec<u8> {
-    let tools: Vec<Value> = decls.map(decl_to_json).collect();
-    let doc = json!({"schema_version": 1, "tools": tools});
-    crate::schema::canonical_bytes(&doc)
+    let decls: Vec<&ToolDecl> = decls.collect();
+    crate::schema::canonical_bytes_of(&DumpDoc(&decls))
+}
+
+/// The dump document; its keys are written in sorted order.
+struct DumpDoc<'a>(&'a [&'a ToolDecl]);
+
+impl serde::Serialize for DumpDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2))?;
+        map.serialize_entry("schema_version", &1u64)?;
+        map.serialize_entry("tools", &DeclList(self.0))?;
+        map.end()
+    }
+}
+
+struct DeclList<'a>(&'a [&'a ToolDecl]);
+
+impl serde::Serialize for DeclList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|d| DeclDump(d)))
+    }
+}
+
+/// One declaration as [`decl_to_json`] builds it, with its keys in sorted order (the order
+/// below is alphabetical; a test compares the bytes with the `Value` route).
+struct DeclDump<'a>(&'a ToolDecl);
+
+impl serde::Serialize for DeclDump<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use crate::schema::SortedKeys;
+        use serde::ser::SerializeMap;
+        let d = self.0;
+        let mut map = s.serialize_map(Some(14))?;
+        map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
+        map.serialize_entry("description", &d.description)?;
+        map.serialize_entry("destructive", &d.destructive())?;
+        map.serialize_entry("idempotent", &d.idempotent)?;
+        map.serialize_entry("input_schema", &SortedKeys(&d.input_schema))?;
+        map.serialize_entry("name", &d.name)?;
+        map.serialize_entry("open_world", &d.open_world)?;
+        map.serialize_entry("output_schema", &d.output_schema.as_ref().map(SortedKeys))?;
+        map.serialize_entry("path_args", &d.path_args)?;
+        map.serialize_entry("read_only", &d.read_only())?;
+        map.serialize_entry("risk", d.risk.as_str())?;
+        map.serialize_entry("script_args", &d.script_args)?;
+        map.serialize_entry("script_lang", &d.script_lang.map(ScriptLang::as_str))?;
+        map.serialize_entry("timeout_ms", &d.timeout.map(|t| t.as_millis() as u64))?;
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dynamic(name: &str, schema: Value) -> ToolDef {
+        ToolDef::builder(name)
+            .description("A test tool.")
+            .input_schema(schema)
+            .handler(|_ctx, _args| async { "ok" })
+            .build()
+            .expect("valid declaration")
+    }
+
+    fn plain(name: &str) -> ToolDef {
+        dynamic(
+            name,
+            json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        )
+    }
+
+    /// A declaration that passes `ToolDef::build` only because it is assembled by hand: its
+    /// pattern is not a regular expression, so compiling its validator fails.
+    fn uncompilable(name: &str) -> ToolDef {
+        let mut def = plain(name);
+        def.decl.input_schema = json!({
+            "type": "object",
+            "properties": {"q": {"type": "string", "pattern": "(unclosed"}}
+        });
+        def
+    }
+
+    fn many(n: usize) -> Vec<ToolDef> {
+        (0..n).map(|i| plain(&format!("tool_{i:03}"))).collect()
+    }
+
+    fn build(defs: Vec<ToolDef>) -> Result<Registry, RegistryError> {
+        defs.into_iter()
+            .fold(Registry::builder(), RegistryBuilder::tool)
+            .build()
+    }
+
+    #[test]
+    fn a_large_registry_keeps_every_tool_and_validator() {
+        let r = build(many(64)).expect("registry");
+        assert_eq!(r.len(), 64);
+        for t in r.iter() {
+            assert!(t.validator().is_valid(&json!({"q": "x"})));
+            assert!(!t.validator().is_valid(&json!({"q": 1})));
+        }
+    }
+
+    #[test]
+    fn the_first_invalid_tool_in_order_is_the_error() {
+        let mut defs = many(64);
+        defs[50] = uncompilable("late_bad");
+        defs[20] = uncompilable("early_bad");
+        let err = build(defs).expect_err("refused");
+        assert!(
+            matches!(&err, RegistryError::InvalidDeclaration { tool, .. } if tool == "early_bad"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_duplicate_before_an_invalid_tool_is_the_error_and_vice_versa() {
+        let mut defs = many(64);
+        defs[30] = plain("tool_005");
+        defs[40] = uncompilable("bad");
+        let err = build(defs).expect_err("refused");
+        assert!(
+            matches!(&err, RegistryError::DuplicateName { name, .. } if name == "tool_005"),
+            "{err}"
+        );
+
+        let mut defs = many(64);
+        defs[30] = uncompilable("bad");
+        defs[40] = plain("tool_005");
+        let err = build(defs).expect_err("refused");
+        assert!(
+            matches!(&err, RegistryError::InvalidDeclaration { tool, .. } if tool == "bad"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_streamed_dump_matches_the_value_route() {
+        let mut defs = many(3);
+        defs.push(
+            ToolDef::builder("full")
+                .description("Every field set.")
+                .input_schema(json!({
+                    "type": "object",
+                    "properties": {"path": {"type": "string"}, "script": {"type": "string"}},
+                    "required": ["path"],
+                    "additionalProperties": false,
+                    "$defs": {"Z": {"type": "integer"}, "A": {"enum": ["b", "a"]}}
+                }))
+                .output_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}}))
+                .risk(Risk::Destructive)
+                .concurrency_safe(true)
+                .idempotent(true)
+                .open_world(true)
+                .path_args(["path"])
+                .script_args(["script"], ScriptLang::Bash)
+                .timeout(Duration::from_millis(1500))
+                .handler(|_ctx, _args| async { "ok" })
+                .build()
+                .expect("valid declaration"),
+        );
+        let r = build(defs).expect("registry");
+        let tools: Vec<Value> = r.iter().map(|t| decl_to_json(t.decl())).collect();
+        let expected =
+            crate::schema::canonical_bytes(&json!({"schema_version": 1, "tools": tools}));
+        assert_eq!(
+            String::from_utf8_lossy(r.canonical_dump()),
+            String::from_utf8_lossy(&expected)
+        );
+    }
 }

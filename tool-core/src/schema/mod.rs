@@ -67,14 +67,21 @@ pub fn sorted(v: &Value) -> Value {
 
 /// Canonical bytes: keys sorted at every level, two-space indent, one trailing newline.
 pub fn canonical_bytes(v: &Value) -> Vec<u8> {
-    // Serializing a `Value` cannot fail: every key is a string.
-    let mut out = serde_json::to_vec_pretty(&SortedKeys(v)).unwrap_or_default();
+    canonical_bytes_of(&SortedKeys(v))
+}
+
+/// [`canonical_bytes`] of anything that serializes its object keys in sorted order (a
+/// [`SortedKeys`] view, or a hand-written impl that emits its fields sorted), so a document can
+/// be written from borrowed parts without first being copied into one `Value`.
+pub(crate) fn canonical_bytes_of<T: serde::Serialize>(v: &T) -> Vec<u8> {
+    // Serializing to a `Vec` cannot fail for these: every key is a string.
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
     out.push(b'\n');
     out
 }
 
 /// Serializes a value as [`sorted`] would rebuild it, without copying it first.
-struct SortedKeys<'a>(&'a Value);
+pub(crate) struct SortedKeys<'a>(pub(crate) &'a Value);
 
 impl serde::Serialize for SortedKeys<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
