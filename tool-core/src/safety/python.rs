@@ -7,9 +7,12 @@
 use std::collections::{HashMap, HashSet};
 
 use ruff_python_ast::token::TokenKind;
-use ruff_python_ast::visitor::source_order::{walk_module, SourceOrderVisitor, TraversalSignal};
+use ruff_python_ast::visitor::source_order::{
+    walk_expr, walk_module, walk_stmt, SourceOrderVisitor, TraversalSignal,
+};
 use ruff_python_ast::{
     AnyNodeRef, Arguments, Expr, ExprCall, FStringPart, InterpolatedStringElement, Mod, Operator,
+    Stmt,
 };
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -27,6 +30,21 @@ const MAX_TAINT_NODES: usize = 4096;
 /// Stack reserved per script byte to drop a tree that was too deep to walk: a node per byte is
 /// the worst case, and dropping one level of the tree takes well under this (measured).
 const DROP_STACK_PER_BYTE: usize = 1024;
+/// The walks recurse once per tree level: every so many levels they make sure this much stack
+/// is left (moving to a new segment of [`STACK_SEGMENT`] bytes if not), so nested scripts with
+/// deep trees fit in any thread's stack.
+const STACK_CHECK_EVERY: usize = 32;
+const STACK_RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
+/// Run `f`, on a fresh stack segment if little is left.
+fn with_stack<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    if depth % STACK_CHECK_EVERY == 0 {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+    } else {
+        f()
+    }
+}
 
 pub(crate) const PARSER: &str = "ruff_python_parser 0.0.10";
 
@@ -227,9 +245,24 @@ const DOWNLOADERS: &[&str] = &[
 ];
 
 impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
+    fn visit_stmt(&mut self, stmt: &'t Stmt) {
+        with_stack(self.depth, || walk_stmt(self, stmt));
+    }
+
+    fn visit_expr(&mut self, expr: &'t Expr) {
+        with_stack(self.depth, || walk_expr(self, expr));
+    }
+
     fn enter_node(&mut self, node: AnyNodeRef<'t>) -> TraversalSignal {
         self.depth += 1;
-        let parent = self.parents.last().copied();
+        // The node around this one, for evidence: the nearest ancestor that is more than it
+        // (a parameter is its name alone; its default is in the node around it).
+        let parent = self
+            .parents
+            .iter()
+            .rev()
+            .find(|r| **r != node.range())
+            .copied();
         self.parents.push(node.range());
         if self.depth > MAX_TREE_DEPTH {
             self.deep(node.range());
@@ -601,7 +634,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             seen: 0,
             found: false,
         };
-        ruff_python_ast::visitor::source_order::walk_expr(&mut t, e);
+        walk_expr(&mut t, e);
         t.found
     }
 
@@ -1061,6 +1094,10 @@ struct Taint<'p, 'a, 's> {
 }
 
 impl<'t, 's: 't> SourceOrderVisitor<'t> for Taint<'_, '_, 's> {
+    fn visit_expr(&mut self, expr: &'t Expr) {
+        with_stack(self.depth, || walk_expr(self, expr));
+    }
+
     fn enter_node(&mut self, node: AnyNodeRef<'t>) -> TraversalSignal {
         self.depth += 1;
         self.seen += 1;
@@ -1174,5 +1211,28 @@ fn join(a: &str, b: &str) -> String {
         format!("{a}{b}")
     } else {
         format!("{a}/{b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(src: &str) -> Vec<String> {
+        let mut sink = Sink::default();
+        scan(src, &mut sink, 0, None);
+        sink.findings.into_iter().map(|f| f.rule_id).collect()
+    }
+
+    /// Deep expressions inside every level of nested `exec` strings stay within a test thread's
+    /// 2 MiB stack (in debug builds too): the walk grows its stack as it goes.
+    #[test]
+    fn deep_walks_in_nested_exec_fit_the_stack() {
+        let mut s = format!("x = {}1\n", "-".repeat(380));
+        for _ in 0..6 {
+            s = format!("x = {}exec({s:?})\n", "-".repeat(380));
+        }
+        let found = rules(&s);
+        assert!(found.iter().any(|r| r == "SCAN-ERROR"), "{found:?}");
     }
 }
