@@ -12,7 +12,6 @@ use super::catalog::finding;
 use super::paths::{self, PathClass};
 use super::scanner::{self, CommandView, Sink};
 use super::SafetyFinding;
-use crate::decl::ScriptLang;
 
 /// Deepest syntax tree walked before the scan gives up (a stack guard, not a style limit).
 const MAX_TREE_DEPTH: usize = 400;
@@ -25,7 +24,7 @@ pub(crate) fn scan(
     nest: usize,
     base: Option<(u32, u32)>,
 ) -> Option<tree_sitter::Tree> {
-    let tree = scanner::parse_for_scan(ScriptLang::Bash, src, sink, nest, base)?;
+    let tree = scanner::parse_bash_for_scan(src, sink, nest, base)?;
     let root = tree.root_node();
     let mut b = Bash {
         src,

@@ -1,12 +1,13 @@
 //! Static safety scan of bash and Python scripts before they run.
 //!
-//! The scanner never executes anything: it parses the script with tree-sitter, walks the syntax
-//! tree and reports [`SafetyFinding`]s, aggregated into a [`SafetyReport`] whose decision is the
-//! strictest finding (`deny` > `needs_human_review` > `allow`).
+//! The scanner never executes anything: it parses the script (bash with tree-sitter-bash, Python
+//! with ruff_python_parser), walks the syntax tree and reports [`SafetyFinding`]s, aggregated into
+//! a [`SafetyReport`] whose decision is the strictest finding (`deny` > `needs_human_review` >
+//! `allow`).
 //!
 //! Fail-closed choices, on purpose:
-//! - a script with a syntax error (any `ERROR` or `MISSING` node) is denied (`BASH-SYNTAX`,
-//!   `PY-SYNTAX`): a partial tree hides what would run;
+//! - a script with a syntax error (any `ERROR` or `MISSING` node in bash, any error ruff reports
+//!   in Python) is denied (`BASH-SYNTAX`, `PY-SYNTAX`): a partial tree hides what would run;
 //! - a scanner failure (parser gave up, a rule panicked, nesting too deep, unsupported language)
 //!   is a `SCAN-ERROR` deny;
 //! - a policy override may loosen a rule, but never to `allow` for a rule whose default risk is

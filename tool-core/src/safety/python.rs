@@ -1,4 +1,4 @@
-//! The Python scanner: tree-sitter-python syntax tree, import aliases resolved, calls checked.
+//! The Python scanner: ruff_python_parser syntax tree, import aliases resolved, calls checked.
 
 // Arms dispatch on the command or callee name; folding their conditions into guards would
 // blur which name an arm is about.
@@ -6,33 +6,60 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tree_sitter::{Node, Tree};
+use ruff_python_ast::token::TokenKind;
+use ruff_python_ast::visitor::source_order::{
+    walk_expr, walk_module, walk_stmt, SourceOrderVisitor, TraversalSignal,
+};
+use ruff_python_ast::{
+    AnyNodeRef, Arguments, Expr, ExprCall, FStringPart, InterpolatedStringElement, Mod, Operator,
+    Stmt,
+};
+use ruff_python_parser::{Mode, ParseOptions, Parsed};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 
 use super::catalog::finding;
 use super::paths::{self, PathClass};
 use super::scanner::{self, CallView, Sink};
 use super::SafetyFinding;
-use crate::decl::ScriptLang;
 
+/// Deepest syntax tree walked, and deepest bracket nesting accepted, before the scan gives up.
 const MAX_TREE_DEPTH: usize = 400;
 const MAX_EXPR_DEPTH: usize = 48;
+/// Nodes looked at when deciding whether an expression holds downloaded content.
+const MAX_TAINT_NODES: usize = 4096;
+/// Stack reserved per script byte to drop a tree that was too deep to walk: a node per byte is
+/// the worst case, and dropping one level of the tree takes well under this (measured).
+const DROP_STACK_PER_BYTE: usize = 1024;
+/// The walks recurse once per tree level: every so many levels they make sure this much stack
+/// is left (moving to a new segment of [`STACK_SEGMENT`] bytes if not), so nested scripts with
+/// deep trees fit in any thread's stack.
+const STACK_CHECK_EVERY: usize = 32;
+const STACK_RED_ZONE: usize = 256 * 1024;
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
-/// Scan nested Python (from `python -c`, heredocs, `exec("...")`).
-pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) {
-    scan_tree(src, sink, nest, base);
+/// Run `f`, on a fresh stack segment if little is left.
+fn with_stack<R>(depth: usize, f: impl FnOnce() -> R) -> R {
+    if depth % STACK_CHECK_EVERY == 0 {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, f)
+    } else {
+        f()
+    }
 }
 
-/// Scan `src` as Python into `sink`, returning the tree.
-pub(crate) fn scan_tree(
-    src: &str,
-    sink: &mut Sink,
-    nest: usize,
-    base: Option<(u32, u32)>,
-) -> Option<Tree> {
-    let tree = scanner::parse_for_scan(ScriptLang::Python, src, sink, nest, base)?;
-    let root = tree.root_node();
+pub(crate) const PARSER: &str = "ruff_python_parser 0.0.10";
+
+/// Scan `src` as Python into `sink`. `nest` counts re-parsed strings (`python -c`, `exec("...")`);
+/// `base` is the outer position every nested finding is reported at.
+pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) {
+    if !scanner::nesting_ok(sink, nest, base) {
+        return;
+    }
+    // The parser grows its own stack on deep input; it never fails, it reports errors.
+    let parsed = ruff_python_parser::parse_unchecked(src, ParseOptions::from(Mode::Module));
+    let lines = LineIndex::new(src);
     let mut py = Py {
         src,
+        lines: &lines,
         sink,
         nest,
         base,
@@ -48,21 +75,82 @@ pub(crate) fn scan_tree(
         loop_depth: 0,
         walk_danger: 0,
         too_deep: false,
+        depth: 0,
+        parents: Vec::new(),
+        loops: Vec::new(),
     };
-    if root.has_error() {
-        let at = super::bash::first_error(root).unwrap_or(root);
-        let ev = py.text(at).to_owned();
-        py.push(finding("PY-SYNTAX", &ev), at);
+    if let Some(e) = parsed.errors().iter().min_by_key(|e| e.location.start()) {
+        let ev = py.text(e.location);
+        py.push(finding("PY-SYNTAX", ev), e.location);
     }
-    py.visit(root);
-    if let (Some(sock), Some((ev, at))) = (py.socket_at, py.stream_hijack_at.clone()) {
-        let _ = sock;
+    if let Some(at) = too_deep_brackets(&parsed) {
+        py.deep(at);
+    }
+    if let Mod::Module(_) = parsed.syntax() {
+        walk_module(&mut py, parsed.syntax());
+    }
+    if let (Some(_), Some((ev, at))) = (py.socket_at, py.stream_hijack_at.clone()) {
         py.sink.push_at(finding("PY-REVERSE-SHELL", &ev), Some(at));
     }
     if let (Some((ev, at)), true) = (py.cred_read_at.clone(), py.network) {
         py.sink.push_at(finding("PY-CRED-EXFIL", &ev), Some(at));
     }
-    Some(tree)
+    if py.too_deep {
+        // Dropping the tree recurses once per level: give it a stack as deep as the tree can be.
+        let size = src
+            .len()
+            .saturating_mul(DROP_STACK_PER_BYTE)
+            .saturating_add(1 << 20);
+        stacker::grow(size, move || drop(parsed));
+    }
+}
+
+/// Where brackets nest deeper than [`MAX_TREE_DEPTH`] (parentheses leave no node in the tree).
+fn too_deep_brackets(parsed: &Parsed<Mod>) -> Option<TextRange> {
+    let mut depth = 0usize;
+    for t in parsed.tokens().iter() {
+        match t.kind() {
+            TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
+                depth += 1;
+                if depth > MAX_TREE_DEPTH {
+                    return Some(t.range());
+                }
+            }
+            TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Byte offsets of line starts, to turn the parser's offsets into 1-based line and column
+/// (columns count bytes, as tree-sitter's did).
+struct LineIndex {
+    starts: Vec<u32>,
+}
+
+impl LineIndex {
+    fn new(src: &str) -> Self {
+        let mut starts = Vec::with_capacity(src.len() / 32 + 1);
+        starts.push(0);
+        starts.extend(
+            src.match_indices('\n')
+                .map(|(i, _)| u32::try_from(i + 1).unwrap_or(u32::MAX)),
+        );
+        LineIndex { starts }
+    }
+
+    fn pos(&self, at: TextSize) -> (u32, u32) {
+        let off = at.to_u32();
+        let line = self.starts.partition_point(|s| *s <= off).max(1);
+        let start = self.starts.get(line - 1).copied().unwrap_or(0);
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            (off - start).saturating_add(1),
+        )
+    }
 }
 
 /// Value of a constant expression: a string, or a list of (maybe unknown) strings.
@@ -74,6 +162,7 @@ enum Const {
 
 struct Py<'a, 's> {
     src: &'s str,
+    lines: &'a LineIndex,
     sink: &'a mut Sink,
     nest: usize,
     base: Option<(u32, u32)>,
@@ -92,16 +181,12 @@ struct Py<'a, 's> {
     loop_depth: usize,
     walk_danger: usize,
     too_deep: bool,
-}
-
-fn pos(n: Node<'_>) -> (u32, u32) {
-    let p = n.start_position();
-    (
-        u32::try_from(p.row).unwrap_or(u32::MAX).saturating_add(1),
-        u32::try_from(p.column)
-            .unwrap_or(u32::MAX)
-            .saturating_add(1),
-    )
+    /// Depth of the node being walked.
+    depth: usize,
+    /// Ranges of the nodes being walked, outermost first (the parent of a name is the last).
+    parents: Vec<TextRange>,
+    /// Loops being walked: their range, and whether they iterate over a dangerous walk.
+    loops: Vec<(TextRange, bool)>,
 }
 
 /// Names a star import could bring in that matter to the rules.
@@ -159,201 +244,193 @@ const DOWNLOADERS: &[&str] = &[
     "wget.download",
 ];
 
-impl<'t, 's: 't> Py<'_, 's> {
-    fn text(&self, n: Node<'_>) -> &'s str {
-        self.src.get(n.byte_range()).unwrap_or("")
+impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
+    fn visit_stmt(&mut self, stmt: &'t Stmt) {
+        with_stack(self.depth, || walk_stmt(self, stmt));
     }
 
-    fn push(&mut self, f: SafetyFinding, n: Node<'_>) {
-        let at = self.base.or(Some(pos(n)));
-        self.sink.push_at(f, at);
+    fn visit_expr(&mut self, expr: &'t Expr) {
+        with_stack(self.depth, || walk_expr(self, expr));
     }
 
-    fn at(&self, n: Node<'_>) -> (u32, u32) {
-        self.base.unwrap_or(pos(n))
-    }
-
-    fn children(n: Node<'t>) -> Vec<Node<'t>> {
-        let mut c = n.walk();
-        n.named_children(&mut c).collect()
-    }
-
-    /// Walk the named nodes under `root` in document order with one cursor (no per-node lists).
-    fn visit(&mut self, root: Node<'t>) {
-        let mut cursor = root.walk();
-        // Loops being walked: node id, and whether it iterates over a dangerous walk.
-        let mut loops: Vec<(usize, bool)> = Vec::new();
-        // Tracked here: the cursor's own depth query walks its whole stack on every call.
-        let mut depth = 0usize;
-        loop {
-            let n = cursor.node();
-            if n.is_named() && self.enter(n, depth, &mut loops) && cursor.goto_first_child() {
-                depth += 1;
-                continue;
-            }
-            self.leave(n, &mut loops);
-            loop {
-                if depth == 0 {
-                    return;
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    return;
-                }
-                depth -= 1;
-                self.leave(cursor.node(), &mut loops);
-            }
+    fn enter_node(&mut self, node: AnyNodeRef<'t>) -> TraversalSignal {
+        self.depth += 1;
+        // The node around this one, for evidence: the nearest ancestor that is more than it
+        // (a parameter is its name alone; its default is in the node around it).
+        let parent = self
+            .parents
+            .iter()
+            .rev()
+            .find(|r| **r != node.range())
+            .copied();
+        self.parents.push(node.range());
+        if self.depth > MAX_TREE_DEPTH {
+            self.deep(node.range());
+            return TraversalSignal::Skip;
         }
+        match node {
+            AnyNodeRef::StmtImport(i) => {
+                for a in &i.names {
+                    let full = a.name.as_str();
+                    self.note_import(full, i.range);
+                    match &a.asname {
+                        Some(alias) => {
+                            self.aliases
+                                .insert(alias.as_str().to_owned(), full.to_owned());
+                        }
+                        None => {
+                            let first = full.split('.').next().unwrap_or(full);
+                            self.aliases.insert(first.to_owned(), first.to_owned());
+                        }
+                    }
+                }
+                return TraversalSignal::Skip;
+            }
+            AnyNodeRef::StmtImportFrom(i) => {
+                self.import_from(i);
+                return TraversalSignal::Skip;
+            }
+            AnyNodeRef::StmtAssign(a) => {
+                // `a = b = v`: only the last target is bound to `v`, the others are forgotten.
+                let n = a.targets.len();
+                for (k, t) in a.targets.iter().enumerate() {
+                    self.assignment(t, &a.value, k + 1 == n);
+                }
+            }
+            AnyNodeRef::StmtAnnAssign(a) => {
+                if let Some(v) = &a.value {
+                    self.assignment(&a.target, v, true);
+                }
+            }
+            AnyNodeRef::ExprCall(c) => self.call(c),
+            AnyNodeRef::ExprName(n) if n.id.as_str() == "__builtins__" => {
+                self.builtins(n.range, parent);
+            }
+            AnyNodeRef::Identifier(n) if n.as_str() == "__builtins__" => {
+                self.builtins(n.range, parent);
+            }
+            AnyNodeRef::ExprSubscript(s) => {
+                if let Expr::Call(c) = &*s.value {
+                    let f = self.text(c.func.range());
+                    if matches!(f, "globals" | "locals" | "vars") {
+                        self.push(finding("PY-REFLECTION", self.text(s.range)), s.range);
+                    }
+                }
+            }
+            AnyNodeRef::StmtFor(f) => {
+                let danger = self.is_dangerous_walk(&f.iter);
+                self.enter_loop(f.range, danger);
+            }
+            AnyNodeRef::StmtWhile(w) => self.enter_loop(w.range, false),
+            _ => {}
+        }
+        TraversalSignal::Traverse
     }
 
-    fn leave(&mut self, n: Node<'t>, loops: &mut Vec<(usize, bool)>) {
-        if loops.last().is_some_and(|(id, _)| *id == n.id()) {
-            if let Some((_, danger)) = loops.pop() {
+    fn leave_node(&mut self, node: AnyNodeRef<'t>) {
+        self.depth -= 1;
+        self.parents.pop();
+        if matches!(node, AnyNodeRef::StmtFor(_) | AnyNodeRef::StmtWhile(_))
+            && self.loops.last().is_some_and(|(r, _)| *r == node.range())
+        {
+            if let Some((_, danger)) = self.loops.pop() {
                 self.loop_depth -= 1;
                 self.walk_danger -= usize::from(danger);
             }
         }
     }
+}
 
-    /// Check one node; `false` when its children must not be walked.
-    fn enter(&mut self, n: Node<'t>, depth: usize, loops: &mut Vec<(usize, bool)>) -> bool {
-        if depth > MAX_TREE_DEPTH {
-            if !self.too_deep {
-                self.too_deep = true;
-                self.push(
-                    finding("SCAN-ERROR", "syntax tree nested too deeply")
-                        .with_metadata("reason", "depth"),
-                    n,
-                );
-            }
-            return false;
-        }
-        match n.kind() {
-            "import_statement" => {
-                self.import(n);
-                return false;
-            }
-            "import_from_statement" => {
-                self.import_from(n);
-                return false;
-            }
-            "assignment" => self.assignment(n),
-            "call" => self.call(n),
-            "identifier" if self.text(n) == "__builtins__" => {
-                self.push(
-                    finding("PY-REFLECTION", self.text(n.parent().unwrap_or(n))),
-                    n,
-                );
-            }
-            "subscript" => {
-                if let Some(v) = n.child_by_field_name("value") {
-                    if v.kind() == "call" {
-                        let f = v.child_by_field_name("function").map(|f| self.text(f));
-                        if matches!(f, Some("globals" | "locals" | "vars")) {
-                            self.push(finding("PY-REFLECTION", self.text(n)), n);
-                        }
-                    }
-                }
-            }
-            "for_statement" | "while_statement" => {
-                let danger = n.kind() == "for_statement"
-                    && n.child_by_field_name("right")
-                        .is_some_and(|r| self.is_dangerous_walk(r));
-                self.loop_depth += 1;
-                self.walk_danger += usize::from(danger);
-                loops.push((n.id(), danger));
-            }
-            _ => {}
-        }
-        true
+impl<'t, 's: 't> Py<'_, 's> {
+    fn text(&self, r: TextRange) -> &'s str {
+        self.src
+            .get(r.start().to_usize()..r.end().to_usize())
+            .unwrap_or("")
     }
 
-    fn note_import(&mut self, module: &str, n: Node<'t>) {
+    fn pos(&self, r: TextRange) -> (u32, u32) {
+        self.lines.pos(r.start())
+    }
+
+    fn push(&mut self, f: SafetyFinding, r: TextRange) {
+        let at = self.base.or(Some(self.pos(r)));
+        self.sink.push_at(f, at);
+    }
+
+    fn at(&self, r: TextRange) -> (u32, u32) {
+        self.base.unwrap_or(self.pos(r))
+    }
+
+    /// The tree (or the bracket nesting) is deeper than the walk goes: refuse once.
+    fn deep(&mut self, r: TextRange) {
+        if !self.too_deep {
+            self.too_deep = true;
+            self.push(
+                finding("SCAN-ERROR", "syntax tree nested too deeply")
+                    .with_metadata("reason", "depth"),
+                r,
+            );
+        }
+    }
+
+    /// `__builtins__` anywhere: the evidence is the node around it.
+    fn builtins(&mut self, r: TextRange, parent: Option<TextRange>) {
+        let ev = self.text(parent.unwrap_or(r));
+        self.push(finding("PY-REFLECTION", ev), r);
+    }
+
+    fn enter_loop(&mut self, r: TextRange, danger: bool) {
+        self.loop_depth += 1;
+        self.walk_danger += usize::from(danger);
+        self.loops.push((r, danger));
+    }
+
+    fn note_import(&mut self, module: &str, r: TextRange) {
         let root = module.split('.').next().unwrap_or(module);
         if matches!(root, "ctypes" | "cffi" | "_ctypes") {
-            self.push(finding("PY-NATIVE", self.text(n)), n);
+            self.push(finding("PY-NATIVE", self.text(r)), r);
         }
     }
 
-    fn import(&mut self, n: Node<'t>) {
-        for c in Self::children(n) {
-            match c.kind() {
-                "dotted_name" => {
-                    let full = self.text(c).to_owned();
-                    let first = full.split('.').next().unwrap_or(&full).to_owned();
-                    self.note_import(&full, n);
-                    self.aliases.insert(first.clone(), first);
-                }
-                "aliased_import" => {
-                    if let (Some(name), Some(alias)) = (
-                        c.child_by_field_name("name"),
-                        c.child_by_field_name("alias"),
-                    ) {
-                        let full = self.text(name).to_owned();
-                        self.note_import(&full, n);
-                        self.aliases.insert(self.text(alias).to_owned(), full);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn import_from(&mut self, n: Node<'t>) {
-        let Some(m) = n.child_by_field_name("module_name") else {
+    fn import_from(&mut self, i: &ruff_python_ast::StmtImportFrom) {
+        // Relative imports name no known module; `__future__` imports bind nothing callable.
+        let Some(m) = i.module.as_ref().filter(|_| i.level == 0) else {
             return;
         };
-        if m.kind() != "dotted_name" {
+        let module = m.as_str();
+        if module == "__future__" {
             return;
         }
-        let module = self.text(m).to_owned();
-        self.note_import(&module, n);
-        for c in Self::children(n) {
-            if c.id() == m.id() {
+        self.note_import(module, i.range);
+        for a in &i.names {
+            let name = a.name.as_str();
+            if name == "*" {
+                self.star.push(module.to_owned());
                 continue;
             }
-            match c.kind() {
-                "dotted_name" => {
-                    let name = self.text(c).to_owned();
-                    self.aliases
-                        .insert(name.clone(), format!("{module}.{name}"));
-                }
-                "aliased_import" => {
-                    if let (Some(name), Some(alias)) = (
-                        c.child_by_field_name("name"),
-                        c.child_by_field_name("alias"),
-                    ) {
-                        self.aliases.insert(
-                            self.text(alias).to_owned(),
-                            format!("{module}.{}", self.text(name)),
-                        );
-                    }
-                }
-                "wildcard_import" => self.star.push(module.clone()),
-                _ => {}
-            }
+            let local = a.asname.as_ref().map_or(name, |x| x.as_str());
+            self.aliases
+                .insert(local.to_owned(), format!("{module}.{name}"));
         }
     }
 
-    fn assignment(&mut self, n: Node<'t>) {
-        let (Some(left), Some(right)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+    /// `target = value`; `last` is false for the outer targets of a chained assignment.
+    fn assignment(&mut self, target: &'t Expr, value: &'t Expr, last: bool) {
+        let Expr::Name(left) = target else {
             return;
         };
-        if left.kind() != "identifier" {
-            return;
-        }
-        let name = self.text(left).to_owned();
-        if self.is_tainted(right) {
+        let name = left.id.as_str().to_owned();
+        if self.is_tainted(value) {
             self.tainted.insert(name.clone());
         } else {
             self.tainted.remove(&name);
         }
-        match self.const_value(right, 0) {
+        if !last {
+            self.consts.remove(&name);
+            self.aliases.remove(&name);
+            return;
+        }
+        match self.const_value(value, 0) {
             Some(c) => {
                 self.consts.insert(name.clone(), c);
             }
@@ -362,15 +439,15 @@ impl<'t, 's: 't> Py<'_, 's> {
             }
         }
         // `f = os.system`, `o = __import__("os")`
-        if matches!(right.kind(), "attribute" | "identifier" | "call") {
-            if let Some(q) = self.resolve(right, 0) {
+        if matches!(value, Expr::Attribute(_) | Expr::Name(_) | Expr::Call(_)) {
+            if let Some(q) = self.resolve(value, 0) {
                 let root = q.split('.').next().unwrap_or(&q);
                 if q != name
                     && (self
                         .aliases
                         .values()
                         .any(|v| v.split('.').next() == Some(root))
-                        || right.kind() == "call")
+                        || matches!(value, Expr::Call(_)))
                 {
                     self.aliases.insert(name, q);
                     return;
@@ -381,13 +458,13 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// Qualified name of a callee or module expression.
-    fn resolve(&self, n: Node<'t>, depth: usize) -> Option<String> {
+    fn resolve(&self, e: &'t Expr, depth: usize) -> Option<String> {
         if depth > MAX_EXPR_DEPTH {
             return None;
         }
-        match n.kind() {
-            "identifier" => {
-                let t = self.text(n);
+        match e {
+            Expr::Name(n) => {
+                let t = n.id.as_str();
                 if let Some(q) = self.aliases.get(t) {
                     return Some(q.clone());
                 }
@@ -398,122 +475,108 @@ impl<'t, 's: 't> Py<'_, 's> {
                 }
                 Some(t.to_owned())
             }
-            "attribute" => {
-                let obj = n.child_by_field_name("object")?;
-                let attr = n.child_by_field_name("attribute")?;
-                Some(format!(
-                    "{}.{}",
-                    self.resolve(obj, depth + 1)?,
-                    self.text(attr)
-                ))
-            }
-            "call" => {
-                let f = self.resolve(n.child_by_field_name("function")?, depth + 1)?;
-                let args = self.args(n);
+            Expr::Attribute(a) => Some(format!(
+                "{}.{}",
+                self.resolve(&a.value, depth + 1)?,
+                a.attr.as_str()
+            )),
+            Expr::Call(c) => {
+                let f = self.resolve(&c.func, depth + 1)?;
+                let args = Args::of(&c.arguments);
                 match f.as_str() {
                     "__import__" | "importlib.import_module" | "builtins.__import__" => {
-                        args.positional.first().and_then(|a| self.string(*a))
+                        args.positional.first().and_then(|a| self.string(a))
                     }
                     "getattr" | "builtins.getattr" => {
-                        let obj = self.resolve(*args.positional.first()?, depth + 1)?;
-                        let name = self.string(*args.positional.get(1)?)?;
+                        let obj = self.resolve(args.positional.first()?, depth + 1)?;
+                        let name = self.string(args.positional.get(1)?)?;
                         Some(format!("{obj}.{name}"))
                     }
                     _ => None,
                 }
             }
-            "parenthesized_expression" => self.resolve(n.named_child(0)?, depth + 1),
             _ => None,
         }
     }
 
-    /// Literal value of a string node (no f-string interpolation).
-    fn string(&self, n: Node<'t>) -> Option<String> {
-        match n.kind() {
-            "string" => {
-                let mut prefix_raw = false;
+    /// Literal value of a string (no f-string interpolation); bytes are read as UTF-8.
+    fn string(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::StringLiteral(s) => Some(s.value.to_str().to_owned()),
+            Expr::BytesLiteral(b) => {
+                let bytes: Vec<u8> = b.value.bytes().collect();
+                Some(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            Expr::FString(f) => {
                 let mut out = String::new();
-                let mut cursor = n.walk();
-                for c in n.named_children(&mut cursor) {
-                    match c.kind() {
-                        "string_start" => {
-                            prefix_raw = self.text(c).contains(['r', 'R']);
-                        }
-                        "string_content" => {
-                            let t = self.text(c);
-                            if prefix_raw || !t.contains('\\') {
-                                out.push_str(t);
-                            } else {
-                                out.push_str(&unescape_py(t));
+                for part in f.value.iter() {
+                    match part {
+                        FStringPart::Literal(l) => out.push_str(&l.value),
+                        FStringPart::FString(fs) => {
+                            for el in fs.elements.iter() {
+                                match el {
+                                    InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                                    InterpolatedStringElement::Interpolation(_) => return None,
+                                }
                             }
                         }
-                        "interpolation" => return None,
-                        _ => {}
                     }
                 }
                 Some(out)
             }
-            "concatenated_string" => {
-                let mut out = String::new();
-                let mut cursor = n.walk();
-                for c in n.named_children(&mut cursor) {
-                    out.push_str(&self.string(c)?);
-                }
-                Some(out)
-            }
-            "parenthesized_expression" => self.string(n.named_child(0)?),
             _ => None,
         }
     }
 
-    fn const_value(&self, n: Node<'t>, depth: usize) -> Option<Const> {
+    fn const_value(&self, e: &'t Expr, depth: usize) -> Option<Const> {
         if depth > MAX_EXPR_DEPTH {
             return None;
         }
-        match n.kind() {
-            "list" | "tuple" => Some(Const::List(
-                Self::children(n)
-                    .into_iter()
+        match e {
+            Expr::List(l) => Some(Const::List(
+                l.elts
+                    .iter()
                     .map(|c| self.path_value(c, depth + 1))
                     .collect(),
             )),
-            _ => self.path_value(n, depth).map(Const::Str),
+            Expr::Tuple(t) if t.parenthesized => Some(Const::List(
+                t.elts
+                    .iter()
+                    .map(|c| self.path_value(c, depth + 1))
+                    .collect(),
+            )),
+            _ => self.path_value(e, depth).map(Const::Str),
         }
     }
 
     /// A path or string value, following `Path.home()`, `expanduser`, `os.path.join`, `/`, `+`.
-    fn path_value(&self, n: Node<'t>, depth: usize) -> Option<String> {
+    fn path_value(&self, e: &'t Expr, depth: usize) -> Option<String> {
         if depth > MAX_EXPR_DEPTH {
             return None;
         }
-        match n.kind() {
-            "string" | "concatenated_string" => self.string(n),
-            "identifier" => match self.consts.get(self.text(n)) {
+        match e {
+            Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_) => self.string(e),
+            Expr::Name(n) => match self.consts.get(n.id.as_str()) {
                 Some(Const::Str(s)) => Some(s.clone()),
                 _ => None,
             },
-            "parenthesized_expression" => self.path_value(n.named_child(0)?, depth + 1),
-            "binary_operator" => {
-                let l = self.path_value(n.child_by_field_name("left")?, depth + 1)?;
-                let r = self.path_value(n.child_by_field_name("right")?, depth + 1)?;
-                let op = n
-                    .child_by_field_name("operator")
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                match op {
-                    "/" => Some(join(&l, &r)),
-                    "+" => Some(format!("{l}{r}")),
+            Expr::BinOp(b) => {
+                let l = self.path_value(&b.left, depth + 1)?;
+                let r = self.path_value(&b.right, depth + 1)?;
+                match b.op {
+                    Operator::Div => Some(join(&l, &r)),
+                    Operator::Add => Some(format!("{l}{r}")),
                     _ => None,
                 }
             }
-            "subscript" => {
-                let v = self.resolve(n.child_by_field_name("value")?, depth + 1)?;
-                let k = self.string(n.child_by_field_name("subscript")?)?;
+            Expr::Subscript(s) => {
+                let v = self.resolve(&s.value, depth + 1)?;
+                let k = self.string(&s.slice)?;
                 (v == "os.environ" && k == "HOME").then(|| "~".to_owned())
             }
-            "call" => {
-                let func = n.child_by_field_name("function")?;
-                let args = self.args(n);
+            Expr::Call(c) => {
+                let func = &*c.func;
+                let args = Args::of(&c.arguments);
                 let first = args.positional.first().copied();
                 let f = self.resolve(func, depth + 1);
                 match f.as_deref() {
@@ -528,7 +591,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     Some("os.path.join") => {
                         let mut acc: Option<String> = None;
                         for a in &args.positional {
-                            let v = self.path_value(*a, depth + 1)?;
+                            let v = self.path_value(a, depth + 1)?;
                             acc = Some(match acc {
                                 None => v,
                                 Some(p) => join(&p, &v),
@@ -546,11 +609,9 @@ impl<'t, 's: 't> Py<'_, 's> {
                     }
                     _ => {
                         // Method calls on a path: `.expanduser()`, `.resolve()`, `.absolute()`, `.joinpath(x)`.
-                        if func.kind() == "attribute" {
-                            let obj = func.child_by_field_name("object")?;
-                            let m = self.text(func.child_by_field_name("attribute")?);
-                            let base = self.path_value(obj, depth + 1)?;
-                            return match m {
+                        if let Expr::Attribute(a) = func {
+                            let base = self.path_value(&a.value, depth + 1)?;
+                            return match a.attr.as_str() {
                                 "expanduser" | "resolve" | "absolute" => Some(base),
                                 "joinpath" => {
                                     Some(join(&base, &self.path_value(first?, depth + 1)?))
@@ -566,108 +627,57 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
     }
 
-    fn args(&self, call: Node<'t>) -> Args<'t> {
-        let mut a = Args {
-            positional: Vec::new(),
-            keywords: Vec::new(),
-            splat: false,
+    fn is_tainted(&self, e: &'t Expr) -> bool {
+        let mut t = Taint {
+            py: self,
+            depth: 0,
+            seen: 0,
+            found: false,
         };
-        if let Some(list) = call.child_by_field_name("arguments") {
-            let mut cursor = list.walk();
-            for c in list.named_children(&mut cursor) {
-                match c.kind() {
-                    "keyword_argument" => {
-                        if let (Some(k), Some(v)) = (
-                            c.child_by_field_name("name"),
-                            c.child_by_field_name("value"),
-                        ) {
-                            a.keywords.push((self.text(k).to_owned(), v));
-                        }
-                    }
-                    "list_splat" | "dictionary_splat" => a.splat = true,
-                    "comment" => {}
-                    _ => a.positional.push(c),
-                }
-            }
-        }
-        a
+        walk_expr(&mut t, e);
+        t.found
     }
 
-    fn is_tainted(&self, n: Node<'t>) -> bool {
-        let mut cursor = n.walk();
-        let mut stack = vec![n];
-        let mut seen = 0usize;
-        while let Some(x) = stack.pop() {
-            seen += 1;
-            if seen > 4096 {
-                return true;
-            }
-            match x.kind() {
-                "identifier" if self.tainted.contains(self.text(x)) => return true,
-                "call" => {
-                    if let Some(f) = x
-                        .child_by_field_name("function")
-                        .and_then(|f| self.resolve(f, 0))
-                    {
-                        if DOWNLOADERS.iter().any(|d| f == *d) {
-                            return true;
-                        }
-                    }
-                }
-                _ => {}
-            }
-            stack.extend(x.named_children(&mut cursor));
-        }
-        false
-    }
-
-    fn is_dangerous_walk(&self, n: Node<'t>) -> bool {
-        if n.kind() != "call" {
+    fn is_dangerous_walk(&self, e: &'t Expr) -> bool {
+        let Expr::Call(c) = e else {
             return false;
-        }
-        let f = n
-            .child_by_field_name("function")
-            .and_then(|f| self.resolve(f, 0));
+        };
+        let f = self.resolve(&c.func, 0);
         if !matches!(
             f.as_deref(),
             Some("os.walk" | "os.scandir" | "os.listdir" | "glob.glob" | "glob.iglob")
         ) {
-            let method = n
-                .child_by_field_name("function")
-                .filter(|f| f.kind() == "attribute");
-            let Some(method) = method else { return false };
-            let m = method
-                .child_by_field_name("attribute")
-                .map(|a| self.text(a));
-            if !matches!(m, Some("rglob" | "glob" | "iterdir" | "walk")) {
+            let Expr::Attribute(method) = &*c.func else {
+                return false;
+            };
+            if !matches!(method.attr.as_str(), "rglob" | "glob" | "iterdir" | "walk") {
                 return false;
             }
-            return method
-                .child_by_field_name("object")
-                .and_then(|o| self.path_value(o, 0))
+            return self
+                .path_value(&method.value, 0)
                 .is_some_and(|p| paths::is_catastrophic(paths::classify(&p)));
         }
-        let args = self.args(n);
+        let args = Args::of(&c.arguments);
         args.positional
             .first()
-            .and_then(|a| self.path_value(*a, 0))
+            .and_then(|a| self.path_value(a, 0))
             .is_some_and(|p| paths::is_catastrophic(paths::classify(&p)))
     }
 
-    fn call(&mut self, n: Node<'t>) {
-        let Some(func) = n.child_by_field_name("function") else {
-            return;
-        };
+    fn call(&mut self, c: &'t ExprCall) {
+        let func = &*c.func;
+        let n = c.range();
         let q = self.resolve(func, 0);
         let ev = self.text(n);
         if let Some(q) = &q {
+            let (line, column) = self.pos(n);
             self.sink.calls.push(CallView {
                 qualified_name: q.clone(),
-                line: pos(n).0,
-                column: pos(n).1,
+                line,
+                column,
             });
         }
-        let args = self.args(n);
+        let args = Args::of(&c.arguments);
         let q = q.unwrap_or_default();
         let q = q
             .strip_prefix("builtins.")
@@ -698,7 +708,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             self.network = true;
         }
         if q == "urllib.request.urlretrieve" || q == "wget.download" {
-            if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(*a, 0)) {
+            if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(a, 0)) {
                 self.downloaded_files.push(dst);
             }
         }
@@ -741,12 +751,12 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "asyncio.create_subprocess_shell"
             | "asyncio.create_subprocess_exec" => self.subprocess(&q, &args, ev, n),
             "eval" | "exec" | "compile" | "execfile" => match args.positional.first() {
-                Some(a) => match self.string(*a) {
+                Some(a) => match self.string(a) {
                     Some(code) => {
-                        let base = self.base.or(Some(pos(n)));
+                        let base = self.base.or(Some(self.pos(n)));
                         scan(&code, self.sink, self.nest + 1, base);
                     }
-                    None if self.is_tainted(*a) || self.reads_downloaded(*a) => {
+                    None if self.is_tainted(a) || self.reads_downloaded(a) => {
                         self.push(finding("PY-DOWNLOAD-EXEC", ev), n)
                     }
                     None => self.push(finding("PY-EVAL", ev), n),
@@ -754,13 +764,13 @@ impl<'t, 's: 't> Py<'_, 's> {
                 None => self.push(finding("PY-EVAL", ev), n),
             },
             "__import__" | "importlib.import_module" | "importlib.__import__" => {
-                match args.positional.first().and_then(|a| self.string(*a)) {
+                match args.positional.first().and_then(|a| self.string(a)) {
                     Some(m) => self.note_import(&m, n),
                     None => self.push(finding("PY-DYNAMIC-IMPORT", ev), n),
                 }
             }
             "getattr" | "setattr" | "delattr" => {
-                let target = args.positional.first().and_then(|a| self.resolve(*a, 0));
+                let target = args.positional.first().and_then(|a| self.resolve(a, 0));
                 let is_module = target.as_deref().is_some_and(|t| {
                     matches!(
                         t,
@@ -779,7 +789,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 let computed = args
                     .positional
                     .get(1)
-                    .is_some_and(|a| self.string(*a).is_none());
+                    .is_some_and(|a| self.string(a).is_none());
                 if is_module && (computed || q != "getattr") {
                     self.push(finding("PY-REFLECTION", ev), n);
                 }
@@ -805,12 +815,9 @@ impl<'t, 's: 't> Py<'_, 's> {
             }
             "yaml.load" | "yaml.load_all" => {
                 let loader = args
-                    .keywords
-                    .iter()
-                    .find(|(k, _)| k == "Loader")
-                    .map(|(_, v)| *v)
+                    .keyword("Loader")
                     .or_else(|| args.positional.get(1).copied())
-                    .map(|v| self.text(v));
+                    .map(|v| self.text(v.range()));
                 if !loader.is_some_and(|l| l.ends_with("SafeLoader") || l.ends_with("BaseLoader")) {
                     self.push(finding("PY-DESERIALIZE", ev), n);
                 }
@@ -819,7 +826,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 if args
                     .keywords
                     .iter()
-                    .any(|(k, v)| k == "allow_pickle" && self.text(*v) == "True")
+                    .any(|(k, v)| *k == "allow_pickle" && self.text(v.range()) == "True")
                 {
                     self.push(finding("PY-DESERIALIZE", ev), n);
                 }
@@ -846,25 +853,22 @@ impl<'t, 's: 't> Py<'_, 's> {
             }
             "open" | "io.open" | "codecs.open" => {
                 let mode = args
-                    .keywords
-                    .iter()
-                    .find(|(k, _)| k == "mode")
-                    .map(|(_, v)| *v)
+                    .keyword("mode")
                     .or_else(|| args.positional.get(1).copied())
                     .and_then(|m| self.string(m))
                     .unwrap_or_else(|| "r".to_owned());
-                let target = args.positional.first().and_then(|a| self.path_value(*a, 0));
+                let target = args.positional.first().and_then(|a| self.path_value(a, 0));
                 self.file_access(target, mode.contains(['w', 'a', 'x', '+']), ev, n);
             }
             "shutil.copy" | "shutil.copy2" | "shutil.copyfile" | "shutil.move"
             | "shutil.copytree" | "os.rename" | "os.replace" | "os.symlink" => {
-                let src = args.positional.first().and_then(|a| self.path_value(*a, 0));
-                let dst = args.positional.get(1).and_then(|a| self.path_value(*a, 0));
+                let src = args.positional.first().and_then(|a| self.path_value(a, 0));
+                let dst = args.positional.get(1).and_then(|a| self.path_value(a, 0));
                 self.file_access(src, false, ev, n);
                 self.file_access(dst, true, ev, n);
             }
             "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" => {
-                let target = args.positional.first().and_then(|a| self.path_value(*a, 0));
+                let target = args.positional.first().and_then(|a| self.path_value(a, 0));
                 if target.as_deref().is_some_and(|t| {
                     matches!(
                         paths::classify(t),
@@ -882,18 +886,12 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// `Path(...).unlink()`, `.write_text()`, `.read_text()` and friends.
-    fn method_call(&mut self, func: Node<'t>, args: &Args<'t>, ev: &str, n: Node<'t>) {
-        if func.kind() != "attribute" {
-            return;
-        }
-        let Some(obj) = func.child_by_field_name("object") else {
+    fn method_call(&mut self, func: &'t Expr, args: &Args<'t>, ev: &str, n: TextRange) {
+        let Expr::Attribute(a) = func else {
             return;
         };
-        let m = func
-            .child_by_field_name("attribute")
-            .map(|a| self.text(a))
-            .unwrap_or("");
-        match m {
+        let obj = &*a.value;
+        match a.attr.as_str() {
             "unlink" | "rmdir" => self.delete(Some(obj), ev, n),
             "write_text" | "write_bytes" | "touch" | "symlink_to" | "hardlink_to" | "mkdir" => {
                 let p = self.path_value(obj, 0);
@@ -907,7 +905,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 let mode = args
                     .positional
                     .first()
-                    .and_then(|m| self.string(*m))
+                    .and_then(|m| self.string(m))
                     .unwrap_or_default();
                 let p = self.path_value(obj, 0);
                 self.file_access(p, mode.contains(['w', 'a', 'x', '+']), ev, n);
@@ -916,7 +914,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
     }
 
-    fn delete(&mut self, target: Option<Node<'t>>, ev: &str, n: Node<'t>) {
+    fn delete(&mut self, target: Option<&'t Expr>, ev: &str, n: TextRange) {
         if self.walk_danger > 0 {
             self.push(finding("PY-RM-ROOT", ev), n);
             return;
@@ -937,7 +935,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         self.push(f, n);
     }
 
-    fn file_access(&mut self, target: Option<String>, write: bool, ev: &str, n: Node<'t>) {
+    fn file_access(&mut self, target: Option<String>, write: bool, ev: &str, n: TextRange) {
         let Some(p) = target else { return };
         if write {
             let sensitive = paths::is_startup_file(&p)
@@ -959,8 +957,8 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// `exec(open(downloaded).read())`
-    fn reads_downloaded(&self, n: Node<'t>) -> bool {
-        let t = self.text(n);
+    fn reads_downloaded(&self, e: &Expr) -> bool {
+        let t = self.text(e.range());
         self.downloaded_files.iter().any(|f| t.contains(f.as_str()))
             || self.consts.iter().any(|(k, v)| {
                 matches!(v, Const::Str(s) if self.downloaded_files.contains(s))
@@ -969,7 +967,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// A shell command string: literal → bash scan; computed → review, or deny when downloaded.
-    fn shell_string(&mut self, arg: Option<Node<'t>>, rule: &'static str, ev: &str, n: Node<'t>) {
+    fn shell_string(&mut self, arg: Option<&'t Expr>, rule: &'static str, ev: &str, n: TextRange) {
         let Some(arg) = arg else { return };
         match self.path_value(arg, 0) {
             Some(cmd) => {
@@ -980,7 +978,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 {
                     self.push(finding("PY-DOWNLOAD-EXEC", ev), n);
                 }
-                let base = self.base.or(Some(pos(n)));
+                let base = self.base.or(Some(self.pos(n)));
                 super::bash::scan(&cmd, self.sink, self.nest + 1, base);
             }
             None if self.is_tainted(arg) => self.push(finding("PY-DOWNLOAD-EXEC", ev), n),
@@ -988,44 +986,38 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
     }
 
-    fn subprocess(&mut self, q: &str, args: &Args<'t>, ev: &str, n: Node<'t>) {
-        let shell_kw = args
-            .keywords
-            .iter()
-            .find(|(k, _)| k == "shell")
-            .map(|(_, v)| self.text(*v));
+    fn subprocess(&mut self, q: &str, args: &Args<'t>, ev: &str, n: TextRange) {
+        let shell_kw = args.keyword("shell").map(|v| self.text(v.range()));
         let shell = q.ends_with("_shell")
             || shell_kw.is_some_and(|v| v != "False" && v != "0" && v != "None");
-        let first = args.positional.first().copied().or_else(|| {
-            args.keywords
-                .iter()
-                .find(|(k, _)| k == "args")
-                .map(|(_, v)| *v)
-        });
+        let first = args
+            .positional
+            .first()
+            .copied()
+            .or_else(|| args.keyword("args"));
         let Some(first) = first else { return };
         if q.ends_with("_exec") {
             // asyncio.create_subprocess_exec(prog, *args): positional items are the argv.
             let items: Vec<Option<String>> = args
                 .positional
                 .iter()
-                .map(|a| self.path_value(*a, 0))
+                .map(|a| self.path_value(a, 0))
                 .collect();
             return self.argv(items, ev, n);
         }
-        if first.kind() == "string"
-            || first.kind() == "concatenated_string"
-            || matches!(self.const_value(first, 0), Some(Const::Str(_)))
+        if matches!(
+            first,
+            Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
+        ) || matches!(self.const_value(first, 0), Some(Const::Str(_)))
         {
             return self.shell_string(Some(first), "PY-SUBPROCESS-SHELL", ev, n);
         }
-        let items = match first.kind() {
-            "list" | "tuple" => Some(
-                Self::children(first)
-                    .iter()
-                    .map(|c| self.argv_item(*c))
-                    .collect::<Vec<_>>(),
-            ),
-            "identifier" => match self.consts.get(self.text(first)) {
+        let items = match first {
+            Expr::List(l) => Some(l.elts.iter().map(|c| self.argv_item(c)).collect::<Vec<_>>()),
+            Expr::Tuple(t) if t.parenthesized => {
+                Some(t.elts.iter().map(|c| self.argv_item(c)).collect::<Vec<_>>())
+            }
+            Expr::Name(name) => match self.consts.get(name.id.as_str()) {
                 Some(Const::List(items)) => Some(items.clone()),
                 _ => None,
             },
@@ -1036,7 +1028,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 // With shell=True only the first item is the command line.
                 match items.first().cloned().flatten() {
                     Some(cmd) => {
-                        let base = self.base.or(Some(pos(n)));
+                        let base = self.base.or(Some(self.pos(n)));
                         super::bash::scan(&cmd, self.sink, self.nest + 1, base);
                     }
                     None => self.push(finding("PY-SUBPROCESS-SHELL", ev), n),
@@ -1051,17 +1043,17 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
     }
 
-    fn argv_item(&self, n: Node<'t>) -> Option<String> {
-        if let Some(q) = self.resolve(n, 0) {
+    fn argv_item(&self, e: &'t Expr) -> Option<String> {
+        if let Some(q) = self.resolve(e, 0) {
             if q == "sys.executable" {
                 return Some("python3".to_owned());
             }
         }
-        self.path_value(n, 0)
+        self.path_value(e, 0)
     }
 
     /// An argument vector without a shell: scan it as the equivalent quoted command line.
-    fn argv(&mut self, items: Vec<Option<String>>, ev: &str, n: Node<'t>) {
+    fn argv(&mut self, items: Vec<Option<String>>, ev: &str, n: TextRange) {
         if items.iter().any(|i| {
             i.as_deref()
                 .is_some_and(|s| self.downloaded_files.iter().any(|f| s.contains(f.as_str())))
@@ -1078,7 +1070,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         if line.is_empty() {
             return;
         }
-        let base = self.base.or(Some(pos(n)));
+        let base = self.base.or(Some(self.pos(n)));
         let mut sub = Sink {
             cwd_class: self.sink.cwd_class,
             ..Sink::default()
@@ -1093,11 +1085,83 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 }
 
+/// Does an expression hold downloaded content? A bounded walk: too big or too deep says yes.
+struct Taint<'p, 'a, 's> {
+    py: &'p Py<'a, 's>,
+    depth: usize,
+    seen: usize,
+    found: bool,
+}
+
+impl<'t, 's: 't> SourceOrderVisitor<'t> for Taint<'_, '_, 's> {
+    fn visit_expr(&mut self, expr: &'t Expr) {
+        with_stack(self.depth, || walk_expr(self, expr));
+    }
+
+    fn enter_node(&mut self, node: AnyNodeRef<'t>) -> TraversalSignal {
+        self.depth += 1;
+        self.seen += 1;
+        if self.found {
+            return TraversalSignal::Skip;
+        }
+        if self.seen > MAX_TAINT_NODES || self.depth > MAX_TREE_DEPTH {
+            self.found = true;
+            return TraversalSignal::Skip;
+        }
+        match node {
+            AnyNodeRef::ExprName(n) if self.py.tainted.contains(n.id.as_str()) => {
+                self.found = true;
+            }
+            AnyNodeRef::ExprCall(c) => {
+                if let Some(f) = self.py.resolve(&c.func, 0) {
+                    if DOWNLOADERS.iter().any(|d| f == *d) {
+                        self.found = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+        if self.found {
+            TraversalSignal::Skip
+        } else {
+            TraversalSignal::Traverse
+        }
+    }
+
+    fn leave_node(&mut self, _node: AnyNodeRef<'t>) {
+        self.depth -= 1;
+    }
+}
+
+/// A call's arguments as the rules read them: positional values and named keywords (splats
+/// are neither).
 struct Args<'t> {
-    positional: Vec<Node<'t>>,
-    keywords: Vec<(String, Node<'t>)>,
-    #[allow(dead_code)]
-    splat: bool,
+    positional: Vec<&'t Expr>,
+    keywords: Vec<(&'t str, &'t Expr)>,
+}
+
+impl<'t> Args<'t> {
+    fn of(a: &'t Arguments) -> Self {
+        Args {
+            positional: a
+                .args
+                .iter()
+                .filter(|e| !matches!(e, Expr::Starred(_)))
+                .collect(),
+            keywords: a
+                .keywords
+                .iter()
+                .filter_map(|k| Some((k.arg.as_ref()?.as_str(), &k.value)))
+                .collect(),
+        }
+    }
+
+    fn keyword(&self, name: &str) -> Option<&'t Expr> {
+        self.keywords
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
 }
 
 fn star_provides(module: &str, name: &str) -> bool {
@@ -1150,37 +1214,25 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-/// Decode the common Python string escapes.
-fn unescape_py(t: &str) -> String {
-    let mut out = String::with_capacity(t.len());
-    let mut chars = t.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('\\') => out.push('\\'),
-            Some('\'') => out.push('\''),
-            Some('"') => out.push('"'),
-            Some('\n') => {}
-            Some('x') => {
-                let h: String = chars.by_ref().take(2).collect();
-                out.extend(u32::from_str_radix(&h, 16).ok().and_then(char::from_u32));
-            }
-            Some('u') => {
-                let h: String = chars.by_ref().take(4).collect();
-                out.extend(u32::from_str_radix(&h, 16).ok().and_then(char::from_u32));
-            }
-            Some(o) => {
-                out.push('\\');
-                out.push(o);
-            }
-            None => out.push('\\'),
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(src: &str) -> Vec<String> {
+        let mut sink = Sink::default();
+        scan(src, &mut sink, 0, None);
+        sink.findings.into_iter().map(|f| f.rule_id).collect()
     }
-    out
+
+    /// Deep expressions inside every level of nested `exec` strings stay within a test thread's
+    /// 2 MiB stack (in debug builds too): the walk grows its stack as it goes.
+    #[test]
+    fn deep_walks_in_nested_exec_fit_the_stack() {
+        let mut s = format!("x = {}1\n", "-".repeat(380));
+        for _ in 0..6 {
+            s = format!("x = {}exec({s:?})\n", "-".repeat(380));
+        }
+        let found = rules(&s);
+        assert!(found.iter().any(|r| r == "SCAN-ERROR"), "{found:?}");
+    }
 }

@@ -17,26 +17,18 @@ use crate::decl::ScriptLang;
 pub(crate) const MAX_NEST: usize = 4;
 
 const BASH_PARSER: &str = "tree-sitter-bash 0.25";
-const PYTHON_PARSER: &str = "tree-sitter-python 0.25";
 
 thread_local! {
-    static PARSERS: RefCell<(Option<Parser>, Option<Parser>)> = const { RefCell::new((None, None)) };
+    static BASH: RefCell<Option<Parser>> = const { RefCell::new(None) };
 }
 
-/// Parse with this thread's parser for `lang` (created on first use). `None` if the parser fails.
-pub(crate) fn parse(lang: ScriptLang, src: &str) -> Option<Tree> {
-    PARSERS.with(|cell| {
-        let mut slots = cell.try_borrow_mut().ok()?;
-        let slot = match lang {
-            ScriptLang::Bash => &mut slots.0,
-            ScriptLang::Python => &mut slots.1,
-        };
+/// Parse bash with this thread's parser (created on first use). `None` if the parser fails.
+pub(crate) fn parse_bash(src: &str) -> Option<Tree> {
+    BASH.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
         if slot.is_none() {
             let mut p = Parser::new();
-            let language: tree_sitter::Language = match lang {
-                ScriptLang::Bash => tree_sitter_bash::LANGUAGE.into(),
-                ScriptLang::Python => tree_sitter_python::LANGUAGE.into(),
-            };
+            let language: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
             p.set_language(&language).ok()?;
             *slot = Some(p);
         }
@@ -108,7 +100,8 @@ pub struct ScanContext<'a> {
     pub request: &'a SafetyScanRequest,
     /// The policy in force.
     pub policy: &'a SafetyPolicy,
-    /// The syntax tree of the script, when it parsed.
+    /// The tree-sitter syntax tree of a bash script, when it parsed (`None` for Python, whose
+    /// calls are in [`ScanContext::calls`]).
     pub tree: Option<&'a Tree>,
     /// Bash commands (empty for Python).
     pub commands: &'a [CommandView],
@@ -228,10 +221,10 @@ impl Scanner {
                 super::bash::scan(&req.script, &mut sink, 0, None),
                 BASH_PARSER,
             ),
-            ScriptLang::Python => (
-                super::python::scan_tree(&req.script, &mut sink, 0, None),
-                PYTHON_PARSER,
-            ),
+            ScriptLang::Python => {
+                super::python::scan(&req.script, &mut sink, 0, None);
+                (None, super::python::PARSER)
+            }
         };
         let ctx = ScanContext {
             request: req,
@@ -368,27 +361,34 @@ pub(crate) fn script_sha256(script: &str) -> String {
     hex::encode(Sha256::digest(script.as_bytes()))
 }
 
-/// Parse `src` for a scan at nesting level `nest`; too deep a nesting or a parser failure is a
-/// `SCAN-ERROR` finding at `base` (the outer position of a nested script) and no tree.
-pub(crate) fn parse_for_scan(
-    lang: ScriptLang,
-    src: &str,
-    sink: &mut Sink,
-    nest: usize,
-    base: Option<(u32, u32)>,
-) -> Option<Tree> {
+/// `false` (with a `SCAN-ERROR` finding at `base`, the outer position of a nested script) when a
+/// script nested `nest` levels deep must not be scanned any further.
+pub(crate) fn nesting_ok(sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) -> bool {
     if nest > MAX_NEST {
         sink.push_at(
             finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
             base,
         );
+        return false;
+    }
+    true
+}
+
+/// Parse bash `src` for a scan at nesting level `nest`; too deep a nesting or a parser failure is
+/// a `SCAN-ERROR` finding at `base` and no tree.
+pub(crate) fn parse_bash_for_scan(
+    src: &str,
+    sink: &mut Sink,
+    nest: usize,
+    base: Option<(u32, u32)>,
+) -> Option<Tree> {
+    if !nesting_ok(sink, nest, base) {
         return None;
     }
-    let tree = parse(lang, src);
+    let tree = parse_bash(src);
     if tree.is_none() {
-        let what = format!("{lang} parser failed");
         sink.push_at(
-            finding("SCAN-ERROR", &what).with_metadata("reason", "parser"),
+            finding("SCAN-ERROR", "bash parser failed").with_metadata("reason", "parser"),
             base,
         );
     }
