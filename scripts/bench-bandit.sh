@@ -4,6 +4,7 @@
 # Makes a throwaway venv under target/bench-bandit/ with a pinned bandit from PyPI, generates a
 # corpus of ~4 KB Python files (N, default 50), builds the release CLI once, then times:
 #   bandit batch     one `bandit -r` process over the whole corpus, divided by N
+#   scan batch       one `tool-examples scan --lang python FILE...` process over the corpus, / N
 #   bandit per file  one `bandit FILE` process per file
 #   scan per file    one `tool-examples scan --lang python FILE` process per file
 # The per-file runs alternate between the tools, ROUNDS (default 3) times over the corpus.
@@ -225,7 +226,10 @@ bytes=$(cat "${files[@]}" | wc -c)
 t0=$(now)
 "$BANDIT" -q -f json -r "$CORPUS" >"$WORK/bandit.json" 2>/dev/null || true
 t1=$(now)
+"$SCAN" scan --lang python "${files[@]}" >"$WORK/scan.jsonl"
+t2=$(now)
 bandit_batch=$(echo "($t1 - $t0) / $count" | bc -l)
+scan_batch=$(echo "($t2 - $t1) / $count" | bc -l)
 
 # Per-file runs alternate between the two tools, ROUNDS times over the corpus, so a change in the
 # machine's load during the run weighs on both sides alike.
@@ -253,6 +257,8 @@ done
 printf 'corpus: %d files, %d bytes (mean %d bytes)\n' "$count" "$bytes" "$((bytes / count))"
 printf 'bandit %s batch     %8.2f ms/file  (%d findings)\n' "$BANDIT_VERSION" "$(echo "$bandit_batch * 1000" | bc -l)" "$findings_bandit"
 printf 'bandit %s per file  %8.2f ms/file\n' "$BANDIT_VERSION" "$(echo "$bandit_each * 1000" | bc -l)"
+printf 'scan batch            %8.2f ms/file\n' "$(echo "$scan_batch * 1000" | bc -l)"
 printf 'scan per file         %8.2f ms/file  (%d findings)\n' "$(echo "$scan_each * 1000" | bc -l)" "$findings_scan"
+printf 'bandit batch / scan batch       = %.1fx\n' "$(echo "$bandit_batch / $scan_batch" | bc -l)"
 printf 'bandit batch / scan per file    = %.1fx\n' "$(echo "$bandit_batch / $scan_each" | bc -l)"
 printf 'bandit per file / scan per file = %.1fx  (target >= 80x)\n' "$(echo "$bandit_each / $scan_each" | bc -l)"

@@ -47,3 +47,49 @@ fn a_usage_error_exits_two() {
     let (code, _, stderr) = run(&["scan", "--lang", "cobol", "-"], "");
     assert_eq!(code, 2, "{stderr}");
 }
+
+#[test]
+fn scan_of_several_files_prints_one_json_line_each_in_order() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.py");
+    let good = dir.path().join("good.py");
+    std::fs::write(&bad, "import os\nos.system('rm -rf /')\n").expect("write");
+    std::fs::write(&good, "print('hello')\n").expect("write");
+    let (bad, good) = (bad.to_str().expect("utf-8"), good.to_str().expect("utf-8"));
+    let (code, stdout, stderr) = run(&["scan", "--lang", "python", bad, good, "-"], "x = 1\n");
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert_eq!(lines[0]["file"], bad);
+    assert_eq!(lines[0]["report"]["decision"], "deny");
+    assert_eq!(lines[1]["file"], good);
+    assert_eq!(lines[1]["report"]["decision"], "allow");
+    assert_eq!(lines[2]["file"], "-");
+    assert_eq!(lines[2]["report"]["decision"], "allow");
+}
+
+#[test]
+fn scan_reads_every_file_before_printing_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.sh");
+    std::fs::write(&good, "ls\n").expect("write");
+    let missing = dir.path().join("missing.sh");
+    let (code, stdout, stderr) = run(
+        &[
+            "scan",
+            "--lang",
+            "bash",
+            good.to_str().expect("utf-8"),
+            missing.to_str().expect("utf-8"),
+        ],
+        "",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty(), "no partial output: {stdout}");
+    assert!(stderr.contains("cannot read"), "{stderr}");
+    let (code, _, stderr) = run(&["scan", "--lang", "bash", "-", "-"], "");
+    assert_eq!(code, 1, "{stderr}");
+}
