@@ -4,9 +4,9 @@
 # Makes a throwaway venv under target/bench-bandit/ with a pinned bandit from PyPI, generates a
 # corpus of ~4 KB Python files (N, default 50), builds the release CLI once, then times:
 #   bandit batch     one `bandit -r` process over the whole corpus, divided by N
-#   scan batch       one `tool-examples scan --lang python FILE...` process over the corpus, / N
+#   scan batch       one `tool-scan --lang python FILE...` process over the corpus, / N
 #   bandit per file  one `bandit FILE` process per file
-#   scan per file    one `tool-examples scan --lang python FILE` process per file
+#   scan per file    one `tool-scan --lang python FILE` process per file
 # The per-file runs alternate between the tools, ROUNDS (default 3) times over the corpus.
 # and prints the per-file means and ratios. Process start-up counts on both sides of the
 # per-file figures; the in-process scan time is in `cargo bench -p tool-core --bench scan`.
@@ -30,13 +30,13 @@ if [ ! -x "$WORK/venv/bin/bandit" ] || ! "$WORK/venv/bin/bandit" --version 2>/de
 fi
 BANDIT="$WORK/venv/bin/bandit"
 
-# SCAN=/path/to/tool-examples uses a prebuilt CLI instead of building one.
+# SCAN=/path/to/tool-scan uses a prebuilt scanner instead of building one.
 if [ -z "${SCAN:-}" ]; then
-  echo "building the scan CLI (release) ..." >&2
-  (cd "$ROOT" && cargo build --quiet --release -p tool-examples)
-  SCAN="$ROOT/target/release/tool-examples"
+  echo "building tool-scan (release) ..." >&2
+  (cd "$ROOT" && cargo build --quiet --release -p tool-examples --bin tool-scan)
+  SCAN="$ROOT/target/release/tool-scan"
 fi
-"$SCAN" scan --help >/dev/null
+"$SCAN" --help >/dev/null
 
 # The corpus: realistic modules (a CLI, a data job, a web handler, a deploy helper), each
 # varied per file and cut to about 4 KB at a line end; some carry what both tools look for
@@ -221,12 +221,12 @@ bytes=$(cat "${files[@]}" | wc -c)
 
 # Warm the page cache and Python's bytecode cache once.
 "$BANDIT" -q -f json -r "$CORPUS" >/dev/null 2>&1 || true
-"$SCAN" scan --lang python "${files[0]}" >/dev/null
+"$SCAN" --lang python "${files[0]}" >/dev/null
 
 t0=$(now)
 "$BANDIT" -q -f json -r "$CORPUS" >"$WORK/bandit.json" 2>/dev/null || true
 t1=$(now)
-"$SCAN" scan --lang python "${files[@]}" >"$WORK/scan.jsonl"
+"$SCAN" --lang python "${files[@]}" >"$WORK/scan.jsonl"
 t2=$(now)
 bandit_batch=$(echo "($t1 - $t0) / $count" | bc -l)
 scan_batch=$(echo "($t2 - $t1) / $count" | bc -l)
@@ -239,7 +239,7 @@ for _ in $(seq "$ROUNDS"); do
   t0=$(now)
   for f in "${files[@]}"; do "$BANDIT" -q -f json "$f" >/dev/null 2>&1 || true; done
   t1=$(now)
-  for f in "${files[@]}"; do "$SCAN" scan --lang python "$f" >/dev/null; done
+  for f in "${files[@]}"; do "$SCAN" --lang python "$f" >/dev/null; done
   t2=$(now)
   bandit_total=$(echo "$bandit_total + $t1 - $t0" | bc -l)
   scan_total=$(echo "$scan_total + $t2 - $t1" | bc -l)
@@ -250,7 +250,7 @@ scan_each=$(echo "$scan_total / ($count * $ROUNDS)" | bc -l)
 findings_bandit=$(grep -o '"test_id"' "$WORK/bandit.json" | wc -l)
 findings_scan=0
 for f in "${files[@]}"; do
-  c=$("$SCAN" scan --lang python "$f" | grep -c '"rule_id"' || true)
+  c=$("$SCAN" --lang python "$f" | grep -c '"rule_id"' || true)
   findings_scan=$((findings_scan + c))
 done
 

@@ -4,7 +4,11 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tool-examples"))
+    run_program(env!("CARGO_BIN_EXE_tool-examples"), args, stdin)
+}
+
+fn run_program(program: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -92,4 +96,15 @@ fn scan_reads_every_file_before_printing_anything() {
     assert!(stderr.contains("cannot read"), "{stderr}");
     let (code, _, stderr) = run(&["scan", "--lang", "bash", "-", "-"], "");
     assert_eq!(code, 1, "{stderr}");
+}
+
+#[test]
+fn tool_scan_is_the_scan_command_alone() {
+    let tool_scan = env!("CARGO_BIN_EXE_tool-scan");
+    let (code, stdout, stderr) = run_program(tool_scan, &["--lang", "bash", "-"], "rm -rf /\n");
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    assert_eq!(report["decision"], "deny");
+    let (code, _, stderr) = run_program(tool_scan, &["list"], "");
+    assert_eq!(code, 2, "only scan's arguments are accepted: {stderr}");
 }

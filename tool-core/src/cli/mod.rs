@@ -96,17 +96,41 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    match Cli::try_parse_from(args) {
-        Ok(cli) => Ok(cli.command),
-        Err(e) => {
-            let _ = e.print();
-            Err(if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            })
+    parse_as::<Cli, _, _>(args).map(|cli| cli.command)
+}
+
+fn parse_as<P: Parser, I, T>(args: I) -> Result<P, ExitCode>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    P::try_parse_from(args).map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
         }
-    }
+    })
+}
+
+/// Scan a bash or Python script and print the safety report as JSON (the `scan` command alone).
+#[derive(Debug, Parser)]
+#[command(version, about, long_about = None)]
+struct ScanOnly {
+    #[command(flatten)]
+    args: scan::ScanArgs,
+}
+
+/// A program that only scans: `fn main() { tool_core::cli::run_scan() }` takes the arguments of
+/// `scan` and prints the same output, then exits. Nothing but the scanner is linked in, so a
+/// one-shot scan starts faster than through the full command line.
+pub fn run_scan() -> ! {
+    let code = match parse_as::<ScanOnly, _, _>(std::env::args_os()) {
+        Ok(cli) => finish(scan::run(&cli.args)),
+        Err(code) => code,
+    };
+    std::process::exit(exit_code_number(code));
 }
 
 impl Command {
