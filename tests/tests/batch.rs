@@ -223,6 +223,20 @@ fn set(probe: &Arc<Probe>, runs: &Runs) -> ToolDef {
 
 /// `hold(id)`: concurrency-safe; tells the test it started, then runs until cancelled (an error
 /// after [`PATIENCE`]).
+/// Wait (at most [`PATIENCE`]) until `n` `hold` calls have started.
+async fn wait_started(started: &Arc<(AtomicUsize, Notify)>, n: usize, what: &str) {
+    let reached = async {
+        loop {
+            let notified = started.1.notified();
+            if started.0.load(Ordering::SeqCst) == n {
+                return;
+            }
+            notified.await;
+        }
+    };
+    tokio::time::timeout(PATIENCE, reached).await.expect(what);
+}
+
 fn hold(started: &Arc<(AtomicUsize, Notify)>, runs: &Runs) -> ToolDef {
     let s = started.clone();
     let r = runs.clone();
@@ -510,18 +524,7 @@ async fn cancelling_a_running_batch_stops_it() {
     ];
     let batch = exec.run_batch_with(&s, calls, BatchOptions::new().cancellation(token.clone()));
     let cancel = async {
-        let both = async {
-            loop {
-                let notified = started.1.notified();
-                if started.0.load(Ordering::SeqCst) == 2 {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, both)
-            .await
-            .expect("both holds started");
+        wait_started(&started, 2, "both holds started").await;
         token.cancel();
     };
     let (results, ()) = tokio::join!(batch, cancel);
@@ -552,18 +555,7 @@ async fn cancel_all_on_the_session_stops_a_running_batch() {
     let calls = vec![c("hold", "h0", json!({})), c("hold", "h1", json!({}))];
     let batch = exec.run_batch(&s, calls);
     let cancel = async {
-        let first = async {
-            loop {
-                let notified = started.1.notified();
-                if started.0.load(Ordering::SeqCst) == 1 {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, first)
-            .await
-            .expect("h0 started");
+        wait_started(&started, 1, "h0 started").await;
         s.cancel_all();
     };
     let (results, ()) = tokio::join!(batch, cancel);
@@ -575,18 +567,7 @@ async fn cancel_all_on_the_session_stops_a_running_batch() {
     // The session itself is not stopped: the next batch runs.
     let again = exec.run_batch(&s, vec![call("hold", json!({"id": "x"}))]);
     let (res, ()) = tokio::join!(again, async {
-        let one_more = async {
-            loop {
-                let notified = started.1.notified();
-                if started.0.load(Ordering::SeqCst) == 2 {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        tokio::time::timeout(PATIENCE, one_more)
-            .await
-            .expect("x started");
+        wait_started(&started, 2, "x started").await;
         s.cancel_all();
     });
     assert_eq!(res[0].status, CallStatus::Failed, "it started, so it ran");

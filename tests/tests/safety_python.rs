@@ -150,6 +150,17 @@ fn modern_syntax_parses_and_is_allowed_when_harmless() {
     }
 }
 
+/// `src` is denied with a `PY-SYNTAX` finding.
+fn assert_syntax_denied(src: &str) {
+    let r = scan(src);
+    assert_eq!(r.decision, SafetyDecision::Deny, "{src}");
+    assert!(
+        r.rule_ids().contains(&"PY-SYNTAX"),
+        "{src}: {:?}",
+        r.rule_ids()
+    );
+}
+
 #[test]
 fn python_2_statements_are_syntax_errors() {
     // Python 3 refuses them: never allowed, never half-scanned.
@@ -159,13 +170,7 @@ fn python_2_statements_are_syntax_errors() {
         "raise ValueError, \"x\"\n",
         "x = 0777\n",
     ] {
-        let r = scan(src);
-        assert_eq!(r.decision, SafetyDecision::Deny, "{src}");
-        assert!(
-            r.rule_ids().contains(&"PY-SYNTAX"),
-            "{src}: {:?}",
-            r.rule_ids()
-        );
+        assert_syntax_denied(src);
     }
 }
 
@@ -180,13 +185,7 @@ fn compile_time_syntax_errors_are_denied() {
         "if x:\npass\n",
         "'unterminated\n",
     ] {
-        let r = scan(src);
-        assert_eq!(r.decision, SafetyDecision::Deny, "{src}");
-        assert!(
-            r.rule_ids().contains(&"PY-SYNTAX"),
-            "{src}: {:?}",
-            r.rule_ids()
-        );
+        assert_syntax_denied(src);
     }
 }
 

@@ -311,18 +311,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("rmcp", |b| {
         b.to_async(&rt).iter(|| rmcp_call(MCP_READ_CALL))
     });
-    g.bench_function("pipeline", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL)))
-    });
-    g.bench_function("pipeline_sync", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL_SYNC)))
-    });
-    g.bench_function("pipeline_dyn", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(READ_CALL_DYN)))
-    });
+    for (name, text) in [
+        ("pipeline", READ_CALL),
+        ("pipeline_sync", READ_CALL_SYNC),
+        ("pipeline_dyn", READ_CALL_DYN),
+    ] {
+        g.bench_function(name, |b| {
+            b.to_async(&rt)
+                .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
+        });
+    }
     g.finish();
 
     let mut g = c.benchmark_group("noop");
@@ -346,18 +344,16 @@ fn bench(c: &mut Criterion) {
     g.bench_function("rmcp", |b| {
         b.to_async(&rt).iter(|| rmcp_call(MCP_NOOP_CALL))
     });
-    g.bench_function("pipeline", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL)))
-    });
-    g.bench_function("pipeline_sync", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL_SYNC)))
-    });
-    g.bench_function("pipeline_dyn", |b| {
-        b.to_async(&rt)
-            .iter(|| exec.execute_text(&session, std::hint::black_box(NOOP_CALL_DYN)))
-    });
+    for (name, text) in [
+        ("pipeline", NOOP_CALL),
+        ("pipeline_sync", NOOP_CALL_SYNC),
+        ("pipeline_dyn", NOOP_CALL_DYN),
+    ] {
+        g.bench_function(name, |b| {
+            b.to_async(&rt)
+                .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
+        });
+    }
     g.finish();
 }
 
