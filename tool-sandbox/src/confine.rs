@@ -1,0 +1,214 @@
+//! Confining the calling thread: Landlock (files, TCP, scopes), then seccomp.
+
+use std::fmt;
+
+use landlock::{
+    path_beneath_rules, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible,
+    LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope, ABI,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{DEV_READ, DEV_READ_WRITE};
+use crate::{seccomp, FsAccess, Mode, SandboxError, SandboxPolicy};
+
+/// The Landlock ABI this crate asks for (file rights up to ABI 5, TCP rules from 4, scopes from 6).
+pub(crate) const TARGET_ABI: ABI = ABI::V7;
+
+/// How far Landlock was enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum LandlockEnforcement {
+    /// Every requested right is handled by the kernel (ABI version of the running kernel).
+    Full {
+        /// The kernel's Landlock ABI version as used by this crate.
+        abi: u8,
+    },
+    /// Some requested rights are not handled by this kernel (an older ABI): those are allowed.
+    Partial {
+        /// The kernel's Landlock ABI version.
+        abi: u8,
+    },
+    /// Landlock is not enforced at all.
+    None,
+}
+
+/// What was really enforced on a thread or process: recorded in every audit event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Enforcement {
+    /// Landlock file system, TCP and scope rules.
+    pub landlock: LandlockEnforcement,
+    /// The seccomp filter of this crate.
+    pub seccomp: bool,
+    /// The process runs as init of its own PID namespace (processes only).
+    pub pid_namespace: bool,
+    /// The process runs in an empty network namespace (processes without network only).
+    pub net_namespace: bool,
+}
+
+impl Enforcement {
+    /// Nothing enforced (`Mode::Off`, or nothing available under `BestEffort`).
+    pub const NONE: Enforcement = Enforcement {
+        landlock: LandlockEnforcement::None,
+        seccomp: false,
+        pid_namespace: false,
+        net_namespace: false,
+    };
+
+    /// A short label for audit events: `landlock-v7+seccomp`, `landlock-v5-partial+seccomp+pidns`,
+    /// `none`.
+    pub fn label(&self) -> String {
+        let mut parts = Vec::new();
+        match self.landlock {
+            LandlockEnforcement::Full { abi } => parts.push(format!("landlock-v{abi}")),
+            LandlockEnforcement::Partial { abi } => parts.push(format!("landlock-v{abi}-partial")),
+            LandlockEnforcement::None => {}
+        }
+        if self.seccomp {
+            parts.push("seccomp".to_owned());
+        }
+        if self.pid_namespace {
+            parts.push("pidns".to_owned());
+        }
+        if self.net_namespace {
+            parts.push("netns".to_owned());
+        }
+        if parts.is_empty() {
+            "none".to_owned()
+        } else {
+            parts.join("+")
+        }
+    }
+
+    /// Whether Landlock and seccomp are both fully enforced.
+    pub fn is_full(&self) -> bool {
+        matches!(self.landlock, LandlockEnforcement::Full { .. }) && self.seccomp
+    }
+}
+
+impl fmt::Display for Enforcement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// Confines the calling thread, irreversibly, to `policy`; its future children inherit it.
+///
+/// Landlock: read (and execute) the system paths and the workspace, write the workspace only with
+/// [`FsAccess::ReadWrite`], `/dev/null` read-write; no TCP bind/connect unless `policy.network`;
+/// signals and abstract UNIX sockets scoped to this thread's domain. Then seccomp: the syscalls no
+/// tool needs (ptrace, mount, bpf, keyctl, modules, namespaces, …) fail with `EPERM`, and without
+/// network `socket()` of any family but `AF_UNIX`.
+///
+/// With [`Mode::Required`] anything not fully enforced is an error. On error the thread may be
+/// partly confined already: do not use it for anything else (pool workers exit).
+pub fn confine_current_thread(
+    policy: &SandboxPolicy,
+    mode: Mode,
+) -> Result<Enforcement, SandboxError> {
+    if mode == Mode::Off {
+        return Ok(Enforcement::NONE);
+    }
+    policy.validate()?;
+    let landlock = apply_landlock(policy, mode)?;
+    let seccomp = match seccomp::apply(policy.network) {
+        Ok(()) => true,
+        Err(e) if mode == Mode::Required => return Err(e),
+        Err(_) => false,
+    };
+    Ok(Enforcement {
+        landlock,
+        seccomp,
+        pid_namespace: false,
+        net_namespace: false,
+    })
+}
+
+fn ll_err(e: impl fmt::Display) -> SandboxError {
+    SandboxError::Setup(format!("landlock: {e}"))
+}
+
+/// Building the ruleset fails under `HardRequirement` only when the kernel lacks a feature.
+fn ll_unavailable(e: impl fmt::Display) -> SandboxError {
+    SandboxError::Unavailable(format!("landlock: {e}"))
+}
+
+fn apply_landlock(policy: &SandboxPolicy, mode: Mode) -> Result<LandlockEnforcement, SandboxError> {
+    let level = match mode {
+        Mode::Required => CompatLevel::HardRequirement,
+        _ => CompatLevel::BestEffort,
+    };
+    let abi = TARGET_ABI;
+    let all = AccessFs::from_all(abi);
+    let read = AccessFs::from_read(abi);
+    let workspace_access: BitFlags<AccessFs> = match policy.access {
+        FsAccess::ReadOnly => read,
+        FsAccess::ReadWrite => all,
+    };
+    // A missing workspace must fail, not be skipped as path_beneath_rules would.
+    let workspace_fd = PathFd::new(&policy.workspace).map_err(|e| {
+        SandboxError::InvalidPolicy(format!(
+            "cannot open workspace {}: {e}",
+            policy.workspace.display()
+        ))
+    })?;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(level)
+        .handle_access(all)
+        .map_err(ll_unavailable)?;
+    if !policy.network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(ll_unavailable)?;
+    }
+    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    let status = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(ll_unavailable)?
+        .create()
+        .map_err(ll_unavailable)?
+        .add_rule(PathBeneath::new(workspace_fd, workspace_access))
+        .map_err(ll_err)?
+        .add_rules(path_beneath_rules(&policy.system_read_paths, read))
+        .map_err(ll_err)?
+        .add_rules(path_beneath_rules(DEV_READ_WRITE, dev_rw))
+        .map_err(ll_err)?
+        .add_rules(path_beneath_rules(DEV_READ, AccessFs::ReadFile))
+        .map_err(ll_err)?
+        .restrict_self()
+        .map_err(ll_err)?;
+    let kernel_abi = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => abi_number(effective_abi),
+        _ => 0,
+    };
+    let enforcement = match status.ruleset {
+        RulesetStatus::FullyEnforced => LandlockEnforcement::Full { abi: kernel_abi },
+        RulesetStatus::PartiallyEnforced => LandlockEnforcement::Partial { abi: kernel_abi },
+        RulesetStatus::NotEnforced => LandlockEnforcement::None,
+    };
+    if mode == Mode::Required && !matches!(enforcement, LandlockEnforcement::Full { .. }) {
+        return Err(SandboxError::Unavailable(format!(
+            "landlock is not fully enforced ({:?}, kernel {:?})",
+            status.ruleset, status.landlock
+        )));
+    }
+    Ok(enforcement)
+}
+
+pub(crate) fn abi_number(abi: ABI) -> u8 {
+    // The ABI enum is non-exhaustive; compare against the versions this crate knows.
+    const KNOWN: [(ABI, u8); 7] = [
+        (ABI::V1, 1),
+        (ABI::V2, 2),
+        (ABI::V3, 3),
+        (ABI::V4, 4),
+        (ABI::V5, 5),
+        (ABI::V6, 6),
+        (ABI::V7, 7),
+    ];
+    KNOWN
+        .iter()
+        .rev()
+        .find(|(known, _)| abi >= *known)
+        .map_or(0, |(_, n)| *n)
+}

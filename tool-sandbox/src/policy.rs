@@ -1,0 +1,246 @@
+//! What a confined thread or process may do, derived from a tool's declaration.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::SandboxError;
+
+/// How a confined thread or process may use the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FsAccess {
+    /// Read (and execute) the workspace, write nothing anywhere (`safe` and `read_only` tools).
+    ReadOnly,
+    /// Read and write the workspace, nothing else (`mutation` and riskier tools).
+    ReadWrite,
+}
+
+/// How much confinement a caller demands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Every requested restriction must be enforced, or the confinement fails with
+    /// [`SandboxError::Unavailable`]. The default: fail closed.
+    #[default]
+    Required,
+    /// Enforce what the kernel offers and report precisely what that was.
+    BestEffort,
+    /// Enforce nothing (the caller brings its own container). Reported as `none`.
+    Off,
+}
+
+/// The capability class of a policy: what pools are keyed by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CapabilityClass {
+    /// Workspace access.
+    pub access: FsAccess,
+    /// Whether TCP and non-UNIX sockets are allowed.
+    pub network: bool,
+}
+
+impl CapabilityClass {
+    /// A short name for logs and pool names, e.g. `read_only` or `read_write+net`.
+    pub fn name(&self) -> &'static str {
+        match (self.access, self.network) {
+            (FsAccess::ReadOnly, false) => "read_only",
+            (FsAccess::ReadOnly, true) => "read_only+net",
+            (FsAccess::ReadWrite, false) => "read_write",
+            (FsAccess::ReadWrite, true) => "read_write+net",
+        }
+    }
+}
+
+/// The file system and network rules for one confined thread or process.
+///
+/// Build it with [`SandboxPolicy::new`] from the declaration (risk gives the [`FsAccess`],
+/// `open_world` the network flag); everything not listed here is denied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxPolicy {
+    /// The workspace root (absolute; canonicalized by [`SandboxPolicy::new`]).
+    pub workspace: PathBuf,
+    /// What may be done inside the workspace.
+    pub access: FsAccess,
+    /// Allow TCP bind/connect and sockets of any family (`open_world` tools).
+    pub network: bool,
+    /// Read-only (and executable) system paths a program needs to run. Missing paths are skipped.
+    /// Default: [`default_system_read_paths`].
+    pub system_read_paths: Vec<PathBuf>,
+    /// The directory given to processes as `TMPDIR`; must lie inside the workspace. `None`: the
+    /// workspace itself. Writable only with [`FsAccess::ReadWrite`].
+    pub tmpdir: Option<PathBuf>,
+}
+
+/// The system paths readable by default: what the dynamic loader, libc (locale, name service,
+/// time zone, DNS) and common interpreters need. Deliberately not `/etc` as a whole (it holds
+/// `/etc/shadow` and keys), nor `$HOME`, `/root`, `/tmp`, `/var`, `/proc`, `/sys`, `/run`.
+pub fn default_system_read_paths() -> Vec<PathBuf> {
+    [
+        "/usr",
+        "/bin",
+        "/sbin",
+        "/lib",
+        "/lib32",
+        "/lib64",
+        "/libx32",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/locale.alias",
+        "/etc/localtime",
+        "/etc/nsswitch.conf",
+        "/etc/passwd",
+        "/etc/group",
+        "/etc/hosts",
+        "/etc/host.conf",
+        "/etc/resolv.conf",
+        "/etc/gai.conf",
+        "/etc/services",
+        "/etc/protocols",
+        "/etc/ssl/certs",
+        "/etc/ca-certificates",
+        "/etc/mime.types",
+        "/etc/inputrc",
+        "/etc/alternatives",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+/// Device files every program may read and write (output that goes nowhere).
+pub(crate) const DEV_READ_WRITE: &[&str] = &["/dev/null"];
+/// Device files every program may read.
+pub(crate) const DEV_READ: &[&str] = &["/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
+
+impl SandboxPolicy {
+    /// A policy for `workspace` with the default system paths and no separate tmpdir.
+    ///
+    /// Fails with [`SandboxError::InvalidPolicy`] if the workspace does not exist or is not a
+    /// directory: confining to a path that is not there would deny everything or, worse, a
+    /// directory created later.
+    pub fn new(
+        workspace: impl AsRef<Path>,
+        access: FsAccess,
+        network: bool,
+    ) -> Result<Self, SandboxError> {
+        let workspace = canonical_dir(workspace.as_ref())?;
+        Ok(SandboxPolicy {
+            workspace,
+            access,
+            network,
+            system_read_paths: default_system_read_paths(),
+            tmpdir: None,
+        })
+    }
+
+    /// Sets `TMPDIR` for processes to `dir` (absolute, or relative to the workspace); it must
+    /// exist and lie inside the workspace.
+    pub fn with_tmpdir(mut self, dir: impl AsRef<Path>) -> Result<Self, SandboxError> {
+        let dir = dir.as_ref();
+        let dir = if dir.is_absolute() {
+            dir.to_path_buf()
+        } else {
+            self.workspace.join(dir)
+        };
+        let dir = canonical_dir(&dir)?;
+        if !dir.starts_with(&self.workspace) {
+            return Err(SandboxError::InvalidPolicy(format!(
+                "tmpdir {} lies outside the workspace {}",
+                dir.display(),
+                self.workspace.display()
+            )));
+        }
+        self.tmpdir = Some(dir);
+        Ok(self)
+    }
+
+    /// Replaces the system read paths (absolute paths only).
+    pub fn with_system_read_paths(
+        mut self,
+        paths: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<Self, SandboxError> {
+        let paths: Vec<PathBuf> = paths.into_iter().collect();
+        if let Some(p) = paths.iter().find(|p| !p.is_absolute()) {
+            return Err(SandboxError::InvalidPolicy(format!(
+                "system read path {} is not absolute",
+                p.display()
+            )));
+        }
+        self.system_read_paths = paths;
+        Ok(self)
+    }
+
+    /// The capability class of this policy.
+    pub fn class(&self) -> CapabilityClass {
+        CapabilityClass {
+            access: self.access,
+            network: self.network,
+        }
+    }
+
+    /// The `TMPDIR` given to processes.
+    pub fn tmpdir(&self) -> &Path {
+        self.tmpdir.as_deref().unwrap_or(&self.workspace)
+    }
+
+    /// Re-checks a policy that came from elsewhere (deserialized, built by hand).
+    pub(crate) fn validate(&self) -> Result<(), SandboxError> {
+        if !self.workspace.is_absolute() || !self.workspace.is_dir() {
+            return Err(SandboxError::InvalidPolicy(format!(
+                "workspace {} is not an existing absolute directory",
+                self.workspace.display()
+            )));
+        }
+        if let Some(t) = &self.tmpdir {
+            if !t.starts_with(&self.workspace) {
+                return Err(SandboxError::InvalidPolicy(format!(
+                    "tmpdir {} lies outside the workspace",
+                    t.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
+    let canonical = path.canonicalize().map_err(|e| {
+        SandboxError::InvalidPolicy(format!("cannot resolve {}: {e}", path.display()))
+    })?;
+    if !canonical.is_dir() {
+        return Err(SandboxError::InvalidPolicy(format!(
+            "{} is not a directory",
+            canonical.display()
+        )));
+    }
+    Ok(canonical)
+}
+
+/// Resource limits for a confined process and all its descendants (`setrlimit`, soft = hard).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rlimits {
+    /// CPU seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
+    pub cpu_secs: Option<u64>,
+    /// Address space in bytes (`RLIMIT_AS`).
+    pub address_space_bytes: Option<u64>,
+    /// Processes of the user (`RLIMIT_NPROC`); see the crate docs for why root is exempt.
+    pub processes: Option<u64>,
+    /// Largest file that may be written, in bytes (`RLIMIT_FSIZE`).
+    pub file_size_bytes: Option<u64>,
+    /// Open file descriptors (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+}
+
+impl Default for Rlimits {
+    /// Generous enough for bash, Python and common tools; tight enough to stop runaways.
+    fn default() -> Self {
+        Rlimits {
+            cpu_secs: Some(60),
+            address_space_bytes: Some(4 << 30),
+            processes: Some(256),
+            file_size_bytes: Some(256 << 20),
+            open_files: Some(1024),
+        }
+    }
+}

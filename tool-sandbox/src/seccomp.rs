@@ -1,0 +1,190 @@
+//! The seccomp filter: syscalls no tool needs fail with `EPERM`.
+//!
+//! A deny list, not an allow list: programs run by tools (bash, Python, compilers) use a wide and
+//! changing set of syscalls, and Landlock already confines what they reach. The list removes what
+//! can escape or attack the kernel: debugging other processes, mounting, namespaces, BPF, kernel
+//! keyrings and modules, io_uring (which bypasses per-syscall filtering), and without network every
+//! socket family but `AF_UNIX`.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    apply_filter, sock_filter, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp,
+    SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
+};
+
+use crate::SandboxError;
+
+/// Syscalls denied to every confined thread and process.
+pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {
+    let mut list = vec![
+        ("ptrace", libc::SYS_ptrace),
+        ("process_vm_readv", libc::SYS_process_vm_readv),
+        ("process_vm_writev", libc::SYS_process_vm_writev),
+        ("pidfd_getfd", libc::SYS_pidfd_getfd),
+        ("kcmp", libc::SYS_kcmp),
+        ("mount", libc::SYS_mount),
+        ("umount2", libc::SYS_umount2),
+        ("pivot_root", libc::SYS_pivot_root),
+        ("chroot", libc::SYS_chroot),
+        ("move_mount", libc::SYS_move_mount),
+        ("open_tree", libc::SYS_open_tree),
+        ("fsopen", libc::SYS_fsopen),
+        ("fsconfig", libc::SYS_fsconfig),
+        ("fsmount", libc::SYS_fsmount),
+        ("fspick", libc::SYS_fspick),
+        ("mount_setattr", libc::SYS_mount_setattr),
+        ("unshare", libc::SYS_unshare),
+        ("setns", libc::SYS_setns),
+        ("bpf", libc::SYS_bpf),
+        ("perf_event_open", libc::SYS_perf_event_open),
+        ("userfaultfd", libc::SYS_userfaultfd),
+        ("keyctl", libc::SYS_keyctl),
+        ("add_key", libc::SYS_add_key),
+        ("request_key", libc::SYS_request_key),
+        ("init_module", libc::SYS_init_module),
+        ("finit_module", libc::SYS_finit_module),
+        ("delete_module", libc::SYS_delete_module),
+        ("kexec_load", libc::SYS_kexec_load),
+        ("kexec_file_load", libc::SYS_kexec_file_load),
+        ("reboot", libc::SYS_reboot),
+        ("swapon", libc::SYS_swapon),
+        ("swapoff", libc::SYS_swapoff),
+        ("acct", libc::SYS_acct),
+        ("quotactl", libc::SYS_quotactl),
+        ("settimeofday", libc::SYS_settimeofday),
+        ("clock_settime", libc::SYS_clock_settime),
+        ("clock_adjtime", libc::SYS_clock_adjtime),
+        ("adjtimex", libc::SYS_adjtimex),
+        ("sethostname", libc::SYS_sethostname),
+        ("setdomainname", libc::SYS_setdomainname),
+        ("syslog", libc::SYS_syslog),
+        ("vhangup", libc::SYS_vhangup),
+        ("open_by_handle_at", libc::SYS_open_by_handle_at),
+        ("name_to_handle_at", libc::SYS_name_to_handle_at),
+        ("fanotify_init", libc::SYS_fanotify_init),
+        ("io_uring_setup", libc::SYS_io_uring_setup),
+        ("io_uring_enter", libc::SYS_io_uring_enter),
+        ("io_uring_register", libc::SYS_io_uring_register),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    list.extend([
+        ("iopl", libc::SYS_iopl),
+        ("ioperm", libc::SYS_ioperm),
+        ("uselib", libc::SYS_uselib),
+    ]);
+    list
+}
+
+/// `clone` flags that create namespaces: denied like `unshare`.
+const NAMESPACE_FLAGS: [i32; 7] = [
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+];
+
+fn target_arch() -> Result<TargetArch, SandboxError> {
+    std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| SandboxError::Unavailable(format!("seccomp: unsupported architecture: {e}")))
+}
+
+fn sc_err(e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Setup(format!("seccomp: {e}"))
+}
+
+/// The main filter: the deny list, namespace-creating `clone`, and (without network) `socket()`
+/// of any family but `AF_UNIX`. All fail with `EPERM`.
+pub(crate) fn deny_filter(network: bool) -> Result<BpfProgram, SandboxError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for (_, nr) in denied_syscalls() {
+        rules.insert(nr, Vec::new());
+    }
+    let clone_rules = NAMESPACE_FLAGS
+        .iter()
+        .map(|flag| {
+            let flag = u64::from(flag.unsigned_abs());
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Dword,
+                SeccompCmpOp::MaskedEq(flag),
+                flag,
+            )
+            .and_then(|c| SeccompRule::new(vec![c]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sc_err)?;
+    rules.insert(libc::SYS_clone, clone_rules);
+    if !network {
+        let not_unix = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(sc_err)?;
+        rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
+        rules.insert(libc::SYS_socketpair, vec![not_unix]);
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        target_arch()?,
+    )
+    .map_err(sc_err)?;
+    filter.try_into().map_err(sc_err)
+}
+
+// Classic BPF opcodes (linux/bpf_common.h).
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const JGE_K: u16 = 0x35;
+const RET_K: u16 = 0x06;
+const NR_OFFSET: u32 = 0;
+
+fn stmt(code: u16, k: u32) -> sock_filter {
+    sock_filter {
+        code,
+        jt: 0,
+        jf: 0,
+        k,
+    }
+}
+
+fn jump(code: u16, k: u32, jt: u8, jf: u8) -> sock_filter {
+    sock_filter { code, jt, jf, k }
+}
+
+/// A second filter whose syscalls fail with `ENOSYS`, so libc falls back instead of failing:
+/// `clone3` (its flags sit in memory a filter cannot read, so `clone` is what gets checked), and on
+/// x86_64 the x32 syscall numbers (which would bypass a deny list keyed by x86_64 numbers). The
+/// architecture is checked by the main filter, installed before this one.
+pub(crate) fn enosys_filter() -> BpfProgram {
+    let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+    let clone3 = libc::SYS_clone3 as u32;
+    let mut prog = vec![stmt(LD_W_ABS, NR_OFFSET)];
+    if cfg!(target_arch = "x86_64") {
+        // nr >= __X32_SYSCALL_BIT → ENOSYS.
+        prog.push(jump(JGE_K, 0x4000_0000, 2, 0));
+    }
+    prog.push(jump(JEQ_K, clone3, 1, 0));
+    prog.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
+    // Both jumps land here.
+    prog.push(stmt(RET_K, enosys));
+    prog
+}
+
+/// Installs both filters on the calling thread (no `TSYNC`: other threads stay as they are).
+/// Sets `no_new_privs`, which Landlock has set already.
+pub(crate) fn apply(network: bool) -> Result<(), SandboxError> {
+    let main = deny_filter(network)?;
+    apply_filter(&main).map_err(sc_err)?;
+    apply_filter(&enosys_filter()).map_err(sc_err)?;
+    Ok(())
+}
