@@ -1,0 +1,104 @@
+//! The confined worker pool: jobs run confined, panics come back as errors, a stuck job exhausts
+//! only its own pool.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{errno, kernel_confines_threads, Scene};
+use tool_sandbox::{ConfinedPool, FsAccess, Mode, PoolConfig, SandboxError};
+
+fn pool(scene: &Scene, access: FsAccess, workers: usize, queue: usize) -> ConfinedPool {
+    ConfinedPool::new(
+        &scene.policy(access, false),
+        Mode::Required,
+        PoolConfig {
+            workers,
+            queue,
+            name: format!("{access:?}"),
+        },
+    )
+    .expect("pool")
+}
+
+#[tokio::test]
+async fn pool_job_writing_outside_the_workspace_gets_eacces() {
+    if !kernel_confines_threads("pool_job_writing_outside_the_workspace_gets_eacces") {
+        return;
+    }
+    let scene = Scene::new();
+    let pool = pool(&scene, FsAccess::ReadWrite, 2, 4);
+    assert_eq!(pool.enforcement().label(), "landlock-v7+seccomp");
+    let canary = scene.canary();
+    let inside = scene.ws().join("ok.txt");
+    let (outside, inside) = pool
+        .run(move || {
+            (
+                std::fs::write(&canary, "pwned").map_err(|e| errno(&e)),
+                std::fs::write(&inside, "ok").map_err(|e| errno(&e)),
+            )
+        })
+        .await
+        .expect("job ran");
+    assert_eq!(outside, Err(libc::EACCES));
+    assert_eq!(inside, Ok(()));
+}
+
+#[tokio::test]
+async fn panicking_job_comes_back_as_an_error_and_the_worker_lives_on() {
+    if !kernel_confines_threads("panicking_job_comes_back_as_an_error_and_the_worker_lives_on") {
+        return;
+    }
+    let scene = Scene::new();
+    let pool = pool(&scene, FsAccess::ReadOnly, 1, 0);
+    let err = pool
+        .run(|| -> u32 { panic!("boom") })
+        .await
+        .expect_err("panic");
+    assert!(
+        matches!(&err, SandboxError::JobPanicked(m) if m == "boom"),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "sandbox_job_panicked");
+    assert_eq!(pool.run(|| 7).await.expect("worker alive"), 7);
+}
+
+#[tokio::test]
+async fn job_stuck_on_a_fifo_exhausts_only_its_own_pool() {
+    if !kernel_confines_threads("job_stuck_on_a_fifo_exhausts_only_its_own_pool") {
+        return;
+    }
+    let scene = Scene::new();
+    let fifo = scene.ws().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let stuck = pool(&scene, FsAccess::ReadOnly, 1, 0);
+    let other = pool(&scene, FsAccess::ReadWrite, 1, 0);
+    let path = fifo.clone();
+    let blocked = tokio::spawn({
+        let stuck = stuck.clone();
+        async move {
+            stuck
+                .run(move || std::fs::read(&path).map(|b| b.len()))
+                .await
+        }
+    });
+    // Wait until the job holds the only slot.
+    for _ in 0..200 {
+        if stuck.available_slots() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let busy = stuck.try_run(|| ()).await.expect_err("no slot left");
+    assert_eq!(busy.code(), "sandbox_pool_busy");
+    assert_eq!(other.try_run(|| 1).await.expect("other pool unaffected"), 1);
+    // Release the reader: open the write end from outside the sandbox.
+    std::fs::write(&fifo, b"done").expect("writer");
+    let n = tokio::time::timeout(Duration::from_secs(5), blocked)
+        .await
+        .expect("released")
+        .expect("join")
+        .expect("job")
+        .expect("read");
+    assert_eq!(n, 4);
+}
