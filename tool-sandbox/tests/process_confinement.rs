@@ -1,0 +1,424 @@
+//! Confined processes, tried as an attacker's script would: canaries outside the workspace, a
+//! local TCP listener and a sentinel process outside, children that try to outlive the call.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{kernel_confines_processes, launcher, marker, processes_with_marker, Scene};
+use tool_sandbox::{
+    CancellationToken, FsAccess, Launcher, Mode, Outcome, ProcessOutput, Rlimits, SandboxError,
+    SandboxPolicy, SandboxedCommand,
+};
+
+async fn bash(policy: &SandboxPolicy, script: &str) -> ProcessOutput {
+    SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg(script)
+        .timeout(Duration::from_secs(20))
+        .run(&launcher(), policy, &CancellationToken::new())
+        .await
+        .expect("sandboxed bash ran")
+}
+
+/// Waits briefly for processes carrying `marker` to vanish; returns those still alive.
+async fn survivors(marker: &str) -> Vec<u32> {
+    for _ in 0..20 {
+        let left = processes_with_marker(marker);
+        if left.is_empty() {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    processes_with_marker(marker)
+}
+
+#[tokio::test]
+async fn script_reports_what_enforced_it() {
+    if !kernel_confines_processes("script_reports_what_enforced_it") {
+        return;
+    }
+    let scene = Scene::new();
+    let out = bash(&scene.policy(FsAccess::ReadWrite, false), "echo hi").await;
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout_text(), "hi\n");
+    assert_eq!(
+        out.stderr_text(),
+        "",
+        "the status line is not part of stderr"
+    );
+    assert_eq!(out.enforcement.label(), "landlock-v7+seccomp+pidns+netns");
+}
+
+#[tokio::test]
+async fn read_only_script_writing_in_workspace_gets_eacces() {
+    if !kernel_confines_processes("read_only_script_writing_in_workspace_gets_eacces") {
+        return;
+    }
+    let scene = Scene::new();
+    let out = bash(
+        &scene.policy(FsAccess::ReadOnly, false),
+        "cat inside.txt; echo x > new.txt",
+    )
+    .await;
+    assert_eq!(out.stdout_text(), "inside");
+    assert_eq!(out.outcome, Outcome::Exited(1));
+    assert!(out.stderr_text().contains("Permission denied"), "{out:?}");
+    assert!(!scene.ws().join("new.txt").exists());
+}
+
+#[tokio::test]
+async fn script_cannot_read_write_move_or_delete_a_canary_outside() {
+    if !kernel_confines_processes("script_cannot_read_write_move_or_delete_a_canary_outside") {
+        return;
+    }
+    let scene = Scene::new();
+    let c = scene.canary();
+    let c = c.display();
+    let out = bash(
+        &scene.policy(FsAccess::ReadWrite, false),
+        &format!(
+            "cat {c}; echo pwned > {c}; mv {c} stolen.txt; rm -f {c}; ln {c} link.txt; \
+             cp {c} copy.txt; echo done"
+        ),
+    )
+    .await;
+    assert_eq!(out.stdout_text(), "done\n", "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(scene.canary()).expect("canary"),
+        "canary"
+    );
+    for f in ["stolen.txt", "link.txt", "copy.txt"] {
+        assert!(!scene.ws().join(f).exists(), "{f} was made");
+    }
+}
+
+#[tokio::test]
+async fn script_cannot_cat_etc_shadow_ls_root_or_write_tmp() {
+    if !kernel_confines_processes("script_cannot_cat_etc_shadow_ls_root_or_write_tmp") {
+        return;
+    }
+    let scene = Scene::new();
+    let tmp_target = format!("/tmp/x-{}", marker("tmp"));
+    let out = bash(
+        &scene.policy(FsAccess::ReadWrite, true),
+        &format!(
+            "cat /etc/shadow; echo rc=$?; ls /root; echo rc=$?; echo x > {tmp_target}; echo rc=$?"
+        ),
+    )
+    .await;
+    assert_eq!(out.stdout_text(), "rc=1\nrc=2\nrc=1\n", "{out:?}");
+    assert_eq!(
+        out.stderr_text().matches("Permission denied").count(),
+        3,
+        "{out:?}"
+    );
+    assert!(!Path::new(&tmp_target).exists());
+}
+
+#[tokio::test]
+async fn non_network_script_cannot_connect_to_a_local_tcp_listener() {
+    if !kernel_confines_processes("non_network_script_cannot_connect_to_a_local_tcp_listener") {
+        return;
+    }
+    let scene = Scene::new();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("addr").port();
+    let out = bash(
+        &scene.policy(FsAccess::ReadWrite, false),
+        &format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected"),
+    )
+    .await;
+    assert_eq!(out.stdout_text(), "", "{out:?}");
+    listener.set_nonblocking(true).expect("nonblocking");
+    assert!(listener.accept().is_err(), "the listener got a connection");
+}
+
+#[tokio::test]
+async fn network_script_still_connects_to_a_local_tcp_listener() {
+    if !kernel_confines_processes("network_script_still_connects_to_a_local_tcp_listener") {
+        return;
+    }
+    let scene = Scene::new();
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("addr").port();
+    let out = bash(
+        &scene.policy(FsAccess::ReadOnly, true),
+        &format!("echo hi > /dev/tcp/127.0.0.1/{port} && echo connected"),
+    )
+    .await;
+    assert_eq!(out.stdout_text(), "connected\n", "{out:?}");
+    assert!(listener.accept().is_ok());
+}
+
+#[tokio::test]
+async fn script_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
+    if !kernel_confines_processes("script_kill_9_of_a_sentinel_leaves_the_sentinel_alive") {
+        return;
+    }
+    let scene = Scene::new();
+    let mut sentinel = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sentinel");
+    let pid = sentinel.id();
+    let out = bash(
+        &scene.policy(FsAccess::ReadWrite, true),
+        &format!("kill -9 {pid}; echo rc=$?; kill -9 -1; echo done"),
+    )
+    .await;
+    assert!(out.stdout_text().contains("done"), "{out:?}");
+    assert!(
+        sentinel.try_wait().expect("try_wait").is_none(),
+        "the sentinel died: {out:?}"
+    );
+    let _ = sentinel.kill();
+    let _ = sentinel.wait();
+}
+
+#[tokio::test]
+async fn background_setsid_and_nohup_children_do_not_outlive_the_call() {
+    if !kernel_confines_processes("background_setsid_and_nohup_children_do_not_outlive_the_call") {
+        return;
+    }
+    let scene = Scene::new();
+    let m = marker("escape");
+    let script = format!(
+        "(touch a; exec -a {m} sleep 300 &); \
+         setsid bash -c 'touch b; exec -a {m} sleep 300' & \
+         nohup bash -c 'touch c; exec -a {m} sleep 300' >/dev/null 2>&1 & \
+         sleep 0.3; echo started"
+    );
+    let out = bash(&scene.policy(FsAccess::ReadWrite, false), &script).await;
+    assert_eq!(out.stdout_text(), "started\n", "{out:?}");
+    for f in ["a", "b", "c"] {
+        assert!(scene.ws().join(f).exists(), "child {f} never ran: {out:?}");
+    }
+    assert_eq!(
+        survivors(&m).await,
+        Vec::<u32>::new(),
+        "children outlived the call"
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_tree_and_reports_timeout() {
+    if !kernel_confines_processes("timeout_kills_the_whole_tree_and_reports_timeout") {
+        return;
+    }
+    let scene = Scene::new();
+    let m = marker("timeout");
+    let out = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "(exec -a {m} sleep 300 &); setsid bash -c 'exec -a {m} sleep 300' & echo started; sleep 300"
+        ))
+        .timeout(Duration::from_millis(700))
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadWrite, false),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("ran");
+    assert_eq!(out.outcome, Outcome::Timeout);
+    assert_eq!(out.stdout_text(), "started\n", "partial output is kept");
+    assert!(out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
+    assert_eq!(
+        survivors(&m).await,
+        Vec::<u32>::new(),
+        "the tree survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn cancellation_kills_the_whole_tree_and_reports_cancelled() {
+    if !kernel_confines_processes("cancellation_kills_the_whole_tree_and_reports_cancelled") {
+        return;
+    }
+    let scene = Scene::new();
+    let m = marker("cancel");
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        trigger.cancel();
+    });
+    let out = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg(format!("nohup bash -c 'exec -a {m} sleep 300' & sleep 300"))
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadWrite, false),
+            &cancel,
+        )
+        .await
+        .expect("ran");
+    assert_eq!(out.outcome, Outcome::Cancelled);
+    assert_eq!(
+        survivors(&m).await,
+        Vec::<u32>::new(),
+        "the tree survived cancellation"
+    );
+}
+
+#[tokio::test]
+async fn rlimits_apply_to_the_script() {
+    if !kernel_confines_processes("rlimits_apply_to_the_script") {
+        return;
+    }
+    let scene = Scene::new();
+    let limits = Rlimits {
+        cpu_secs: Some(7),
+        address_space_bytes: Some(1 << 30),
+        processes: Some(64),
+        file_size_bytes: Some(1 << 20),
+        open_files: Some(100),
+    };
+    let out = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg(
+            "echo $(ulimit -t) $(ulimit -v) $(ulimit -n) $(ulimit -f); \
+             head -c 3000000 /dev/zero > big; echo rc=$?",
+        )
+        .limits(limits)
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadWrite, false),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("ran");
+    // ulimit -v and -f count KiB and 1024-byte blocks.
+    assert!(
+        out.stdout_text().starts_with("7 1048576 100 1024\n"),
+        "{out:?}"
+    );
+    assert!(!out.stdout_text().contains("rc=0"), "{out:?}");
+    let size = std::fs::metadata(scene.ws().join("big"))
+        .expect("big")
+        .len();
+    assert!(size <= 1 << 20, "file grew to {size} bytes");
+}
+
+#[tokio::test]
+async fn environment_is_cleared_to_the_allow_list() {
+    if !kernel_confines_processes("environment_is_cleared_to_the_allow_list") {
+        return;
+    }
+    let scene = Scene::new();
+    let policy = scene.policy(FsAccess::ReadWrite, false);
+    let out = SandboxedCommand::new("env")
+        .env("EXTRA", "1")
+        .env("TMPDIR", "/tmp")
+        .run(&launcher(), &policy, &CancellationToken::new())
+        .await
+        .expect("ran");
+    let mut keys: Vec<String> = out
+        .stdout_text()
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_owned()))
+        .collect();
+    keys.sort();
+    assert_eq!(keys, ["EXTRA", "HOME", "LANG", "PATH", "TMPDIR"], "{out:?}");
+    let ws = policy.workspace.display().to_string();
+    assert!(
+        out.stdout_text().contains(&format!("TMPDIR={ws}\n")),
+        "{out:?}"
+    );
+    assert!(
+        out.stdout_text().contains(&format!("HOME={ws}\n")),
+        "{out:?}"
+    );
+}
+
+#[tokio::test]
+async fn output_is_capped_and_the_program_never_blocks_on_a_full_pipe() {
+    if !kernel_confines_processes("output_is_capped_and_the_program_never_blocks_on_a_full_pipe") {
+        return;
+    }
+    let scene = Scene::new();
+    let out = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg("head -c 1000000 /dev/zero; head -c 1000000 /dev/zero >&2; echo end >&2")
+        .output_cap(1000)
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadOnly, false),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("ran");
+    assert!(out.success(), "{out:?}");
+    assert_eq!((out.stdout.len(), out.stdout_truncated), (1000, true));
+    assert_eq!((out.stderr.len(), out.stderr_truncated), (1000, true));
+}
+
+#[tokio::test]
+async fn stdin_is_fed_and_cwd_must_lie_inside_the_workspace() {
+    if !kernel_confines_processes("stdin_is_fed_and_cwd_must_lie_inside_the_workspace") {
+        return;
+    }
+    let scene = Scene::new();
+    std::fs::create_dir(scene.ws().join("sub")).expect("sub");
+    let policy = scene.policy(FsAccess::ReadOnly, false);
+    let out = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg("pwd; cat")
+        .cwd("sub")
+        .stdin(b"from stdin".to_vec())
+        .run(&launcher(), &policy, &CancellationToken::new())
+        .await
+        .expect("ran");
+    let ws = policy.workspace.display();
+    assert_eq!(out.stdout_text(), format!("{ws}/sub\nfrom stdin"));
+    let err = SandboxedCommand::new("true")
+        .cwd("..")
+        .run(&launcher(), &policy, &CancellationToken::new())
+        .await
+        .expect_err("cwd outside");
+    assert_eq!(err.code(), "sandbox_invalid_policy");
+}
+
+#[tokio::test]
+async fn missing_program_exits_127_and_missing_helper_fails_closed() {
+    let scene = Scene::new();
+    let policy = scene.policy(FsAccess::ReadOnly, false);
+    if kernel_confines_processes("missing_program_exits_127_and_missing_helper_fails_closed") {
+        let out = SandboxedCommand::new("no-such-program-xyz")
+            .run(&launcher(), &policy, &CancellationToken::new())
+            .await
+            .expect("ran");
+        assert_eq!(out.outcome, Outcome::Exited(127), "{out:?}");
+    }
+    let err = Launcher::locate(
+        Some(Path::new("/nonexistent/tool-sandbox-exec")),
+        Mode::Required,
+    )
+    .expect_err("missing helper");
+    assert!(matches!(err, SandboxError::HelperMissing { .. }));
+    assert_eq!(err.code(), "sandbox_helper_missing");
+}
+
+#[tokio::test]
+async fn unconfined_background_child_does_outlive_its_shell_so_the_scan_can_see_survivors() {
+    // Pins the test machinery: without the sandbox, the same escape works and is detected.
+    let m = marker("control");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("(exec -a {m} sleep 30 &)"))
+        .status()
+        .expect("bash");
+    assert!(status.success());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let left = processes_with_marker(&m);
+    assert!(!left.is_empty(), "the scan did not see the escaped child");
+    for pid in left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
