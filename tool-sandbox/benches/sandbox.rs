@@ -1,1 +1,78 @@
-fn main() {}
+//! Overhead of confinement: a trivial job through the confined pool vs `spawn_blocking` and vs an
+//! async call; a confined `bash -c true` vs a plain spawn.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use tool_sandbox::{
+    CancellationToken, ConfinedPool, FsAccess, Launcher, Mode, PoolConfig, SandboxPolicy,
+    SandboxedCommand,
+};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn pool_vs_spawn_blocking(c: &mut Criterion) {
+    let rt = runtime();
+    let ws = tempfile::tempdir().expect("ws");
+    let policy = SandboxPolicy::new(ws.path(), FsAccess::ReadOnly, false).expect("policy");
+    let pool = ConfinedPool::new(&policy, Mode::Required, PoolConfig::default()).expect("pool");
+    let mut g = c.benchmark_group("trivial_job");
+    g.bench_function("async_call", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(async { 1 + 1 }.await) })
+    });
+    g.bench_function("spawn_blocking", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(tokio::task::spawn_blocking(|| 1 + 1).await) })
+    });
+    g.bench_function("confined_pool", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(pool.run(|| 1 + 1).await) })
+    });
+    g.finish();
+}
+
+fn confined_vs_plain_spawn(c: &mut Criterion) {
+    let rt = runtime();
+    let ws = tempfile::tempdir().expect("ws");
+    let launcher = Launcher::locate(
+        Some(Path::new(env!("CARGO_BIN_EXE_tool-sandbox-exec"))),
+        Mode::Required,
+    )
+    .expect("helper");
+    let cancel = CancellationToken::new();
+    let mut g = c.benchmark_group("bash_true");
+    g.sample_size(30);
+    g.bench_function("plain_std_command", |b| {
+        b.iter(|| {
+            black_box(
+                std::process::Command::new("bash")
+                    .args(["-c", "true"])
+                    .output()
+                    .expect("bash"),
+            )
+        })
+    });
+    for (name, network) in [("confined", false), ("confined_network", true)] {
+        let policy = SandboxPolicy::new(ws.path(), FsAccess::ReadWrite, network).expect("policy");
+        let cmd = SandboxedCommand::new("bash").args(["-c", "true"]);
+        g.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let out = cmd.run(&launcher, &policy, &cancel).await.expect("ran");
+                assert!(out.success());
+                black_box(out)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pool_vs_spawn_blocking, confined_vs_plain_spawn);
+criterion_main!(benches);

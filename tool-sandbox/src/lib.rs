@@ -1,6 +1,64 @@
 //! Kernel confinement derived from a tool's declaration.
 //!
-//! TODO docs
+//! A declaration says what a tool may do; this crate makes the kernel hold it to that, whatever
+//! its handler or script does. It does not depend on the executor: the executor maps a
+//! declaration to a [`SandboxPolicy`] (risk `safe`/`read_only` → [`FsAccess::ReadOnly`], riskier
+//! → [`FsAccess::ReadWrite`], `open_world` → `network`) and uses one of three mechanisms:
+//!
+//! - [`confine_current_thread`]: confines the calling thread, irreversibly (it and its future
+//!   children);
+//! - [`ConfinedPool`]: worker threads of one capability class, confined once at start, for sync
+//!   handlers; bounded slots, panics returned as errors;
+//! - [`SandboxedCommand`] run through a [`Launcher`]: a program confined by the helper binary
+//!   `tool-sandbox-exec`, in its own user, PID, IPC (and without network, network) namespaces,
+//!   with rlimits, output caps, a timeout and cancellation that kill the whole tree.
+//!
+//! [`Support::probe`] says what the running kernel offers; [`Enforcement`] says what was enforced
+//! on a given thread or process (`landlock-v7+seccomp`, `none`, …) for audit events.
+//!
+//! # What is enforced, and by what
+//!
+//! | rule | by |
+//! | --- | --- |
+//! | read (and execute) only the workspace and the system read paths | Landlock (ABI ≥ 1) |
+//! | write, create, remove, rename, truncate only inside the workspace, and only for `ReadWrite` | Landlock (truncate ABI ≥ 3) |
+//! | no new hard link or rename that moves a file across the workspace boundary | Landlock `REFER` (ABI ≥ 2) |
+//! | no TCP `bind`/`connect` without `network` | Landlock (ABI ≥ 4) |
+//! | no `socket()` but `AF_UNIX` without `network` (so no UDP, raw, netlink, vsock) | seccomp |
+//! | no signals to processes outside the sandbox, no abstract UNIX sockets outside it | Landlock scopes (ABI ≥ 6) |
+//! | no ptrace, process_vm_*, mount family, chroot, unshare/setns/namespace `clone`, bpf, perf, userfaultfd, keyctl, modules, kexec, reboot, swap, clock/host name setting, io_uring | seccomp (`EPERM`; `clone3` and x32 syscalls get `ENOSYS`) |
+//! | processes: no child outlives the call (`&`, `setsid`, `nohup`): they live in a PID namespace whose init is killed at the end | PID namespace |
+//! | processes without network: an empty network namespace (only a down loopback) | network namespace |
+//! | processes: no capability outside the sandbox (a user namespace mapping the caller only) | user namespace |
+//! | processes: CPU, address space, file size, open files, processes | rlimits |
+//! | processes: environment cleared to `PATH`, `LANG`, `HOME`, `TMPDIR` and what the caller adds | the helper |
+//!
+//! `Mode::Required` (the default) refuses to run anything when any of these is not available;
+//! `BestEffort` runs with what there is and says so in [`Enforcement`]; `Off` enforces nothing
+//! and reports `none`.
+//!
+//! # What is not enforced
+//!
+//! - **Kernels without Landlock** (or older ABIs): nothing file- or TCP-related is enforced there;
+//!   `Required` refuses, `BestEffort` reports `none`/`partial`. Another OS: nothing.
+//! - **Hard links that already exist**: Landlock is path-based; a hard link inside the workspace
+//!   to a file outside, made by someone else before the call, is readable through its workspace
+//!   path. The workspace file operations refuse files with more than one link for that reason.
+//!   (Making such a link from inside the sandbox is refused.)
+//! - **UDP for `network` tools**: Landlock has no UDP rules; open-world tools may send UDP.
+//! - **Threads are confined, not processes**: other threads of the executor stay unconfined, and
+//!   memory is shared: a handler with its own `unsafe` code could corrupt another thread's state.
+//!   Open file descriptors inherited by a confined thread stay usable (Landlock checks at open).
+//! - **Reading through `/proc` is not granted** (so `/proc/self/...` does not work in scripts); the
+//!   system read paths are a list, not `/etc` as a whole (`/etc/shadow` stays unreadable).
+//! - **`RLIMIT_NPROC` does not bind root**: the kernel exempts uid 0, and the user namespace maps
+//!   the caller (root stays root inside, without outside capabilities). Run the executor as an
+//!   unprivileged user for a process cap, or add a pids cgroup.
+//! - **Seccomp is a deny list**, not an allow list: programs run by tools need a wide syscall set;
+//!   Landlock and the namespaces carry the isolation, seccomp removes kernel attack surface.
+//! - **The helper's death signal** is tied to the thread that spawned it (`PR_SET_PDEATHSIG`):
+//!   spawn from threads that live as long as the call (tokio workers do). If the executor is
+//!   killed, the helper is killed, and with it the whole tree.
 #![warn(missing_docs)]
 
 mod command;

@@ -188,3 +188,43 @@ pub(crate) fn apply(network: bool) -> Result<(), SandboxError> {
     apply_filter(&enosys_filter()).map_err(sc_err)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deny_list_holds_what_no_tool_needs() {
+        let names: Vec<&str> = denied_syscalls().iter().map(|(n, _)| *n).collect();
+        for required in [
+            "ptrace",
+            "mount",
+            "umount2",
+            "bpf",
+            "keyctl",
+            "add_key",
+            "request_key",
+            "init_module",
+            "finit_module",
+            "delete_module",
+            "kexec_load",
+            "reboot",
+            "swapon",
+            "swapoff",
+            "unshare",
+            "setns",
+            "perf_event_open",
+            "io_uring_setup",
+        ] {
+            assert!(names.contains(&required), "{required} is not denied");
+        }
+    }
+
+    #[test]
+    fn filters_compile_for_this_architecture() {
+        assert!(!deny_filter(false).expect("no network").is_empty());
+        assert!(!deny_filter(true).expect("network").is_empty());
+        let enosys = enosys_filter();
+        assert_eq!(enosys.last().map(|i| i.code), Some(RET_K));
+    }
+}
