@@ -1,7 +1,7 @@
 //! The executor pipeline: outcomes, refusals before the handler, panics, timeouts, cancellation,
 //! the error budget, output caps, trusted argument rules, context modifiers and the script gate.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 use std::time::Duration;
