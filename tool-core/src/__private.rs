@@ -14,9 +14,8 @@ pub use crate::context::{ContextModifier, ToolContext};
 pub use crate::decl::{Risk, ScriptLang, ToolDecl};
 pub use crate::guard::path::WorkspacePath;
 pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
-pub use crate::registry::{
-    ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef, ToolRegistration,
-};
+pub use crate::registry::registration::ToolRegistration;
+pub use crate::registry::{ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef};
 pub use std::boxed::Box;
 pub use std::sync::Arc;
 pub use std::time::Duration;
@@ -241,6 +240,15 @@ pub fn opt_path_string<P>(
     }
 }
 
+/// The definition of a `#[tool]`: its declaration was checked at compile time.
+pub fn tool_def(
+    decl: ToolDecl,
+    handler: Handler,
+    check_permissions: Option<PermissionCheck>,
+) -> ToolDef {
+    ToolDef::from_macro(decl, handler, check_permissions)
+}
+
 /// Wrap a `check_permissions = path` function. The signature is spelled out so a mismatch is
 /// reported on the user's path.
 pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {
@@ -266,6 +274,24 @@ mod tests {
         // Only an `Option` accepts an absent value, as with a derived `Deserialize`.
         let err = arg::<()>(&mut object(json!({})), "a").expect_err("unit is not optional");
         assert!(err.message.contains("missing field `a`"), "{}", err.message);
+    }
+
+    #[test]
+    fn the_exported_module_is_named_after_the_crate_version() {
+        let expected = concat!(
+            "tool_core::__private_",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_PATCH"),
+        );
+        // `tool-macros` generates paths into the module named after its own version.
+        assert_eq!(
+            crate::__private_0_1_0::PATH,
+            expected,
+            "rename `__private_0_1_0` in lib.rs after the new version"
+        );
     }
 
     #[test]

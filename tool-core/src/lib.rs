@@ -33,8 +33,21 @@ pub use outcome::{IntoToolOutcome, Json, Modified, ReasonCode, ToolOutcome};
 pub use registry::{Registry, RegistryError, ToolDef};
 pub use tool_macros::tool;
 
+mod __private;
+
+/// Used by code `#[tool]` generates, not public API. The name carries this crate's version, and
+/// `tool-macros` derives the path it generates from its own version: a `tool-macros` of another
+/// version fails to compile (``cannot find `__private_…` in `tool_core` ``) instead of generating
+/// code against a runtime it was not written for. Renamed with every release; a test checks it.
 #[doc(hidden)]
-pub mod __private;
+pub mod __private_0_1_0 {
+    #[doc(hidden)]
+    pub use crate::__private::*;
+
+    /// This module's path, for the test that keeps its name in step with the crate version.
+    #[cfg(test)]
+    pub(crate) const PATH: &str = module_path!();
+}
 
 /// The README's example, compiled and run as a doctest so it stays true.
 #[cfg(doctest)]

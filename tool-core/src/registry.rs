@@ -69,9 +69,9 @@ impl ToolDef {
         ToolDefBuilder::new(name.into())
     }
 
-    /// Used by `#[tool]`-generated code: the declaration was checked at compile time.
-    #[doc(hidden)]
-    pub fn __from_macro(
+    /// Used by `#[tool]`-generated code, through `__private::tool_def`: the declaration was
+    /// checked at compile time.
+    pub(crate) fn from_macro(
         decl: ToolDecl,
         handler: Handler,
         check_permissions: Option<PermissionCheck>,
@@ -445,16 +445,22 @@ fn is_string_property(schema: &Value, name: &str) -> bool {
     false
 }
 
-/// A `#[tool]` registration collected through `inventory`.
-#[doc(hidden)]
-pub struct ToolRegistration {
-    /// Builds the definition.
-    pub build: fn() -> ToolDef,
-    /// `module_path!()` of the declaring function.
-    pub module_path: &'static str,
+/// What `#[tool]`-generated code submits to `inventory`: public only through `__private`.
+pub(crate) mod registration {
+    use super::ToolDef;
+
+    /// A `#[tool]` registration collected through `inventory`.
+    pub struct ToolRegistration {
+        /// Builds the definition.
+        pub build: fn() -> ToolDef,
+        /// `module_path!()` of the declaring function.
+        pub module_path: &'static str,
+    }
+
+    inventory::collect!(ToolRegistration);
 }
 
-inventory::collect!(ToolRegistration);
+use registration::ToolRegistration;
 
 /// A registered tool: its definition and its compiled argument validator.
 #[derive(Clone)]

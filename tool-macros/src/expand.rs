@@ -11,6 +11,18 @@ use crate::check;
 use crate::ctxt::Ctxt;
 use crate::model::{Base, Input, Param, Tool};
 
+/// The runtime's support module: `tool-core` names it after its own version as this crate does,
+/// so a `tool-macros` used with a `tool-core` of another version fails to compile instead of
+/// generating code against a runtime it was not written for.
+const PRIVATE: &str = concat!(
+    "__private_",
+    env!("CARGO_PKG_VERSION_MAJOR"),
+    "_",
+    env!("CARGO_PKG_VERSION_MINOR"),
+    "_",
+    env!("CARGO_PKG_VERSION_PATCH"),
+);
+
 /// Expand `#[tool(args)] item`. On `Err`, the caller emits [`original`] next to the errors.
 pub(crate) fn tool(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let cx = Ctxt::new();
@@ -72,7 +84,8 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         Some(path) => path.to_token_stream(),
         None => quote!(::tool_core),
     };
-    let pv = quote!(#krate::__private);
+    let private = format_ident!("{}", PRIVATE);
+    let pv = quote!(#krate::#private);
     let schemars_crate = quote!(#pv::schemars).to_string();
 
     let guarded = guarded_paths(attrs, tool);
@@ -235,7 +248,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                         ::core::result::Result::Ok(#run)
                     },
                 );
-                #pv::ToolDef::__from_macro(
+                #pv::tool_def(
                     #pv::ToolDecl {
                         name: #pv::string(#name),
                         description: #pv::string(#description),
@@ -296,7 +309,7 @@ mod tests {
             },
         );
         assert!(!out.contains("tool_core"), "{out}");
-        assert!(out.contains("renamed :: __private"), "{out}");
+        assert!(out.contains(&format!("renamed :: {PRIVATE}")), "{out}");
     }
 
     #[test]
@@ -309,7 +322,9 @@ mod tests {
             ),
         );
         assert!(
-            out.contains(":: tool_core :: __private :: inventory :: submit !"),
+            out.contains(&format!(
+                ":: tool_core :: {PRIVATE} :: inventory :: submit !"
+            )),
             "{out}"
         );
         assert!(out.contains("const _ : () ="), "{out}");

@@ -5,7 +5,7 @@
 //! 4. arguments edited by an approver are validated and guarded again;
 //! 5. a tool without a declared risk is treated as a mutation.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 

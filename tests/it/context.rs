@@ -2,7 +2,7 @@
 //! state, its output budget), typed keys and the file-history view, and the session's output
 //! budget, which cuts output with a marker and records the cut.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::{Arc, Mutex};
 

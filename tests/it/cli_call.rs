@@ -3,7 +3,7 @@
 //! every input line gets exactly one result line, in order.
 #![cfg(unix)]
 
-mod exec_support;
+use crate::exec_support;
 
 use std::os::unix::fs::symlink;
 

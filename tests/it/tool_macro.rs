@@ -208,7 +208,7 @@ mod renamed {
 
 fn registry() -> Registry {
     Registry::builder()
-        .with_inventory_where(|m| m == "tool_macro" || m.starts_with("tool_macro::"))
+        .with_inventory_where(|m| m == "it::tool_macro" || m.starts_with("it::tool_macro::"))
         .build()
         .expect("every declared tool is valid")
 }
@@ -260,11 +260,11 @@ fn every_tool_registers_once_under_its_name() {
     );
     assert_eq!(
         reg.get("add").expect("add").decl().source,
-        "tool_macro::add"
+        "it::tool_macro::add"
     );
     assert_eq!(
         reg.get("echo").expect("echo").decl().source,
-        "tool_macro::renamed::echo"
+        "it::tool_macro::renamed::echo"
     );
 }
 

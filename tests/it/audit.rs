@@ -1,7 +1,7 @@
 //! Audit: one complete JSON line per call, written before the call returns, safe under concurrent
 //! calls, and never containing argument values.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 

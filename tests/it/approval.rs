@@ -2,7 +2,7 @@
 //! session), destructive tools ask every time, no approver means deny, and edited arguments go
 //! through every check again.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Shared fixtures for the executor tests: small real file tools, approvers that script their
 //! answers, and helpers. Built with the dynamic `ToolDef::builder` API, which runs through the same
 //! executor path as `#[tool]` tools.
-#![allow(dead_code)] // each test binary uses a different part
+#![allow(dead_code)] // each test module uses a different part
 
 use std::collections::VecDeque;
 use std::future::Future;

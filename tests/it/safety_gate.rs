@@ -3,7 +3,7 @@
 //! is never turned into allow), `block_on_review` refuses with `review_required`, the merged
 //! trusted timeout is scanned, and the audit event carries the scan's fields but never the script.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use tool_core::__private::{input_schema, output_schema};
+use tool_core::__private_0_1_0::{input_schema, output_schema};
 use tool_core::schema::export::{self, gemini, mcp, openai, ExportError, ExportOptions, Format};
 use tool_core::{Registry, Risk, ScriptLang, ToolDef};
 

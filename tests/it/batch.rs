@@ -6,7 +6,7 @@
 //! Waits that prove overlap have a generous timeout so a broken executor fails the test instead
 //! of hanging it; no assertion depends on how long anything took.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

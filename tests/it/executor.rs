@@ -1,7 +1,7 @@
 //! The executor pipeline: outcomes, refusals before the handler, panics, timeouts, cancellation,
 //! the error budget, output caps, trusted argument rules, context modifiers and the script gate.
 
-mod exec_support;
+use crate::exec_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -169,8 +169,8 @@ async fn a_panicking_tool_fails_and_the_executor_keeps_serving() {
         .description("Panics on the blocking pool")
         .risk(Risk::Safe)
         .raw_handler(Arc::new(|_ctx, _args| {
-            Ok(tool_core::__private::boxed(
-                tool_core::__private::run_blocking(|| -> String { panic!("boom in sync") }),
+            Ok(tool_core::__private_0_1_0::boxed(
+                tool_core::__private_0_1_0::run_blocking(|| -> String { panic!("boom in sync") }),
             ))
         }))
         .build()

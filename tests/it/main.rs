@@ -1,0 +1,29 @@
+//! The integration tests, one module per feature, in one binary: each test binary links the whole
+//! kit, so one binary is linked once. `ui.rs` (trybuild) stays a binary of its own; it compiles
+//! its cases with cargo and links none of the kit.
+
+mod exec_support;
+
+mod approval;
+mod audit;
+mod batch;
+mod call_parsing;
+mod call_parsing_props;
+mod cli_call;
+mod context;
+mod executor;
+mod mcp_proxy;
+mod path_guard;
+mod pin;
+mod regression_checklist;
+mod safety_cli;
+mod safety_corpus;
+mod safety_executor;
+mod safety_fixtures;
+mod safety_gate;
+mod safety_policy;
+mod safety_python;
+mod safety_robustness;
+mod safety_secrets;
+mod schema_export;
+mod tool_macro;
