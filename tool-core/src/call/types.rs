@@ -37,7 +37,7 @@ pub const DEPTH_CEILING: usize = 100;
 /// Limits on what the parser accepts. The defaults are conservative.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseLimits {
-    /// Longest accepted input, in bytes (for [`parse_batch`], the whole turn).
+    /// Longest accepted input, in bytes (for [`parse_batch`](super::parse_batch), the whole turn).
     pub max_bytes: usize,
     /// Deepest accepted nesting of arrays and objects, counted from the outermost one of the
     /// document. A call's arguments count as they do in `{"tool": .., "args": {..}}`: the text
@@ -48,7 +48,7 @@ pub struct ParseLimits {
     pub max_string_len: usize,
     /// Accept JSON wrapped in a markdown code fence (```` ``` ```` or ```` ```json ````).
     pub allow_fenced: bool,
-    /// Most calls accepted in one batch by [`parse_batch`].
+    /// Most calls accepted in one batch by [`parse_batch`](super::parse_batch).
     pub max_calls: usize,
 }
 

@@ -92,7 +92,8 @@ struct Slot<'r> {
 }
 
 impl Executor {
-    /// Run one model turn's calls as a batch (see the [module docs](self)): each call is text, a
+    /// Run one model turn's calls as a batch (consecutive concurrency-safe calls run together, every other
+    /// call alone, results in call order): each call is text, a
     /// parsed [`ToolCall`] or a parse result (see [`CallInput`]); a parse error is a
     /// `malformed_call` refusal in its place, audited and counted like any other, and does not
     /// stop the other calls. The results come back in call order, one per call.

@@ -60,7 +60,7 @@ impl ArgRule {
     }
 }
 
-/// How an [`Executor`] enforces declarations: the workspace, who approves, where audit goes,
+/// How an [`Executor`](super::Executor) enforces declarations: the workspace, who approves, where audit goes,
 /// limits and trusted argument rules. The conservative defaults: no approver (deny anything that
 /// needs approval), no audit, no script gate (refuse tools with script arguments), budget
 /// [`DEFAULT_ERROR_BUDGET`], timeout [`DEFAULT_TIMEOUT`], output cap [`DEFAULT_OUTPUT_CAP`],

@@ -60,3 +60,6 @@ pub use result::CallResult;
 pub use session::Session;
 
 pub use crate::status::{CallStatus, Step};
+
+#[cfg(test)]
+mod tests;

@@ -1,7 +1,7 @@
 //! Provider dialects of the tool list: canonical, OpenAI, Anthropic, Gemini, MCP.
 //!
 //! Every dialect is computed from the registry's declarations; the output is deterministic (keys
-//! sorted at every level, see [`canonical_bytes`](super::canonical_bytes)), so the same registry
+//! sorted at every level, see [`canonical_bytes`]), so the same registry
 //! always exports the same bytes.
 //!
 //! A construct a dialect cannot express is either an [`ExportError`] naming the tool and the JSON
@@ -37,7 +37,7 @@ pub mod openai;
 pub use common::{ExportError, ExportOptions, Format, UnknownFormat};
 
 /// Export the registry in `format` as bytes: for [`Format::Canonical`] exactly
-/// [`Registry::canonical_dump`], otherwise [`canonical_bytes`](super::canonical_bytes) of
+/// [`Registry::canonical_dump`], otherwise [`canonical_bytes`] of
 /// [`export_value`].
 pub fn export(
     registry: &Registry,

@@ -1,5 +1,5 @@
-//! JSON Schema: compiling validators, validating arguments ([`validate`]), canonical bytes
-//! ([`canonical`]), provider exports ([`export`]).
+//! JSON Schema: compiling validators and validating arguments ([`compile`], [`violations`]),
+//! canonical bytes ([`canonical_bytes`]), provider exports ([`export`]).
 
 pub(crate) mod canonical;
 pub mod export;
