@@ -9,6 +9,7 @@ use std::sync::Arc;
 use exec_support::{call, file_tools, registry, Runs, ScriptedApprover};
 use serde_json::json;
 use tool_core::approval::{ApprovalDecision, ApprovalReason, ApprovalStatus, Approver};
+use tool_core::CallOptions;
 use tool_core::{CallStatus, Executor, ExecutorConfig, ReasonCode, Risk};
 
 fn setup(approver: Option<Arc<dyn Approver>>) -> (Executor, tempfile::TempDir, Runs) {
@@ -28,7 +29,11 @@ async fn without_an_approver_only_read_only_tools_run() {
     let (exec, ws, runs) = setup(None);
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("read_file", json!({"path": "a.txt"})))
+        .execute(
+            &s,
+            call("read_file", json!({"path": "a.txt"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(
         (r.status, r.approval),
@@ -38,6 +43,7 @@ async fn without_an_approver_only_read_only_tools_run() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(
@@ -45,7 +51,11 @@ async fn without_an_approver_only_read_only_tools_run() {
         (Some(ReasonCode::ApprovalDenied), ApprovalStatus::NoApprover)
     );
     let r = exec
-        .execute(&s, call("delete_file", json!({"path": "a.txt"})))
+        .execute(
+            &s,
+            call("delete_file", json!({"path": "a.txt"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.code, Some(ReasonCode::ApprovalDenied));
     assert_eq!(runs.count(), 1);
@@ -66,6 +76,7 @@ async fn a_session_grant_covers_later_mutations_of_that_session_only() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "1"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(r.approval, ApprovalStatus::ApprovedForSession);
@@ -73,6 +84,7 @@ async fn a_session_grant_covers_later_mutations_of_that_session_only() {
         .execute(
             &s,
             call("write_file", json!({"path": "c.txt", "content": "2"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(
@@ -91,6 +103,7 @@ async fn a_session_grant_covers_later_mutations_of_that_session_only() {
         .execute(
             &other,
             call("write_file", json!({"path": "d.txt", "content": "3"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(r.code, Some(ReasonCode::ApprovalDenied));
@@ -107,7 +120,11 @@ async fn destructive_tools_ask_every_time_even_after_a_session_answer() {
     let s = exec.new_session();
     for f in ["a.txt", "b.txt"] {
         let r = exec
-            .execute(&s, call("delete_file", json!({"path": f})))
+            .execute(
+                &s,
+                call("delete_file", json!({"path": f})),
+                CallOptions::default(),
+            )
             .await;
         assert_eq!(
             (r.status, r.approval),
@@ -139,6 +156,7 @@ async fn a_denial_carries_the_reason_and_the_handler_never_runs() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(
@@ -164,6 +182,7 @@ async fn the_approver_sees_the_final_normalized_arguments() {
             "write_file",
             json!({"path": "./x/../b.txt", "content": "x"}),
         ),
+        CallOptions::default(),
     )
     .await;
     let root = std::fs::canonicalize(ws.path()).expect("canon");
@@ -185,6 +204,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(r.code, Some(ReasonCode::InvalidArguments));
@@ -202,6 +222,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(r.code, Some(ReasonCode::PathOutsideWorkspace));
@@ -225,6 +246,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert!(r.is_ok(), "{r:?}");
@@ -250,6 +272,7 @@ async fn endless_edits_are_refused() {
         .execute(
             &s,
             call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
         )
         .await;
     assert_eq!(

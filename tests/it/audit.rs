@@ -9,6 +9,7 @@ use exec_support::{call, file_tools, registry, Runs};
 use serde_json::json;
 use tool_core::approval::{ApprovalStatus, FixedApprover};
 use tool_core::audit::{AuditEvent, JsonlAuditSink, MemoryAuditSink};
+use tool_core::CallOptions;
 use tool_core::{CallStatus, Executor, ExecutorConfig, ReasonCode, Risk};
 
 const SECRET: &str = "hunter2-SECRET-TOKEN-9f8e7d";
@@ -42,7 +43,7 @@ async fn jsonl_lines_are_complete_under_concurrency_and_hold_no_argument_values(
                 2 => call("read_file", json!({"path": format!("f{}.txt", i - 2)})),
                 _ => call("write_file", json!({"path": SECRET})),
             };
-            exec.execute(&s, c).await
+            exec.execute(&s, c, CallOptions::default()).await
         }));
     }
     for t in tasks {
@@ -91,12 +92,21 @@ async fn every_call_is_audited_with_its_decision() {
     exec.execute(
         &s,
         call("read_file", json!({"path": "a.txt"})).with_id("r1"),
+        CallOptions::default(),
     )
     .await;
-    exec.execute(&s, call("read_file", json!({"path": "./a.txt"})))
-        .await;
-    exec.execute(&s, call("delete_file", json!({"path": "a.txt"})))
-        .await;
+    exec.execute(
+        &s,
+        call("read_file", json!({"path": "./a.txt"})),
+        CallOptions::default(),
+    )
+    .await;
+    exec.execute(
+        &s,
+        call("delete_file", json!({"path": "a.txt"})),
+        CallOptions::default(),
+    )
+    .await;
     exec.execute_text(&s, "not json").await;
     let events = sink.events();
     assert_eq!(events.len(), 4);

@@ -317,7 +317,7 @@ async fn concurrency_safe_calls_overlap() {
     let calls = (0..4)
         .map(|i| c("meet", &format!("m{i}"), json!({"group": "all", "size": 4})))
         .collect();
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     assert_eq!(probe.max_in_flight.load(Ordering::SeqCst), 4);
 }
@@ -330,7 +330,7 @@ async fn calls_not_declared_concurrency_safe_run_one_at_a_time() {
     let calls = (0..4)
         .map(|i| c("mark", &format!("k{i}"), json!({"value": i})))
         .collect();
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     assert_eq!(probe.max_in_flight.load(Ordering::SeqCst), 1);
     for r in &results {
@@ -355,7 +355,7 @@ async fn a_mutation_between_read_only_calls_splits_the_groups() {
         c("meet", "b1", json!({"group": "b", "size": 2})),
         c("meet", "b2", json!({"group": "b", "size": 2})),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     // Each pair overlapped, the mutation ran alone between the pairs ...
     assert_eq!(results[2].output.as_ref().expect("out")["busy"], 0);
@@ -381,7 +381,7 @@ async fn results_come_back_in_call_order_whatever_the_completion_order() {
         c("after", "x1", json!({"wait_for": "x2"})),
         c("after", "x2", json!({})),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     assert!(probe.position("end x2") < probe.position("end x1"));
     assert!(probe.position("end x1") < probe.position("end x0"));
@@ -412,7 +412,7 @@ async fn modifiers_merge_in_call_order() {
         c("mark", "m0", json!({"value": "first"})),
         c("mark", "m1", json!({"value": "second"})),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     assert!(probe.position("end s1") < probe.position("end s0"));
     assert!(results.iter().all(|r| r.modifier_applied));
@@ -436,6 +436,7 @@ async fn conflicting_modifiers_of_one_group_are_reported_and_neither_applied() {
         .run_batch(
             &s,
             vec![c("set", "seed", json!({"key": "shared", "value": "old"}))],
+            BatchOptions::default(),
         )
         .await;
     assert_all_ok(&before);
@@ -444,7 +445,7 @@ async fn conflicting_modifiers_of_one_group_are_reported_and_neither_applied() {
         c("set", "q", json!({"key": "own", "value": "from q"})),
         c("set", "r", json!({"key": "shared", "value": "from r"})),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_eq!(ids(&results), ["p", "q", "r"]);
     for r in [&results[0], &results[2]] {
         assert_eq!(r.status, CallStatus::Failed, "{}", r.call_id);
@@ -494,7 +495,7 @@ async fn a_group_is_fully_approved_before_any_of_it_runs_and_a_refusal_stops_not
         call("set", json!({"id": "bad", "key": 7})).with_id("bad"),
         c("set", "d", json!({"key": "d", "value": 4})),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_eq!(
         approver.seen().len(),
         3,
@@ -522,7 +523,7 @@ async fn cancelling_a_running_batch_stops_it() {
         c("mark", "later", json!({"value": 1})),
         c("hold", "h2", json!({})),
     ];
-    let batch = exec.run_batch_with(&s, calls, BatchOptions::new().cancellation(token.clone()));
+    let batch = exec.run_batch(&s, calls, BatchOptions::new().cancellation(token.clone()));
     let cancel = async {
         wait_started(&started, 2, "both holds started").await;
         token.cancel();
@@ -553,7 +554,7 @@ async fn cancel_all_on_the_session_stops_a_running_batch() {
     let exec = executor(vec![hold(&started, &runs)], |c| c.max_concurrency(1));
     let s = exec.new_session();
     let calls = vec![c("hold", "h0", json!({})), c("hold", "h1", json!({}))];
-    let batch = exec.run_batch(&s, calls);
+    let batch = exec.run_batch(&s, calls, BatchOptions::default());
     let cancel = async {
         wait_started(&started, 1, "h0 started").await;
         s.cancel_all();
@@ -565,7 +566,11 @@ async fn cancel_all_on_the_session_stops_a_running_batch() {
     assert_eq!(results[1].status, CallStatus::Refused);
     assert_eq!(runs.count(), 1);
     // The session itself is not stopped: the next batch runs.
-    let again = exec.run_batch(&s, vec![call("hold", json!({"id": "x"}))]);
+    let again = exec.run_batch(
+        &s,
+        vec![call("hold", json!({"id": "x"}))],
+        BatchOptions::default(),
+    );
     let (res, ()) = tokio::join!(again, async {
         wait_started(&started, 2, "x started").await;
         s.cancel_all();
@@ -588,7 +593,7 @@ async fn concurrency_is_bounded_by_the_configured_limit() {
             )
         })
         .collect();
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     assert_all_ok(&results);
     assert_eq!(probe.max_in_flight.load(Ordering::SeqCst), 2);
 }
@@ -603,7 +608,7 @@ async fn progress_events_arrive_in_order_per_call() {
         c("count", "p1", json!({"n": 40})),
     ];
     let results = exec
-        .run_batch_with(&s, calls, BatchOptions::new().progress(sink))
+        .run_batch(&s, calls, BatchOptions::new().progress(sink))
         .await;
     assert_all_ok(&results);
     let mut seen: HashMap<String, Vec<f64>> = HashMap::new();
@@ -627,7 +632,7 @@ async fn unparsed_and_unknown_calls_are_refused_in_place() {
         Ok(c("nope", "x2", json!({}))),
         Ok(c("after", "x3", json!({}))),
     ];
-    let results = exec.run_batch_parsed(&s, parsed, BatchOptions::new()).await;
+    let results = exec.run_batch(&s, parsed, BatchOptions::new()).await;
     assert_eq!(results.len(), 4);
     assert!(results[0].is_ok() && results[3].is_ok());
     assert_eq!(results[1].code, Some(ReasonCode::MalformedCall));

@@ -12,8 +12,10 @@ use serde_json::{json, Value};
 use tool_core::approval::FixedApprover;
 use tool_core::audit::MemoryAuditSink;
 use tool_core::context::FILE_HISTORY_PREFIX;
+use tool_core::executor::BatchOptions;
 use tool_core::executor::ToolLimits;
 use tool_core::registry::ToolDef;
+use tool_core::CallOptions;
 use tool_core::{
     ContextModifier, Executor, ExecutorConfig, Risk, SessionState, StateKey, ToolOutcome,
 };
@@ -104,7 +106,7 @@ async fn each_call_gets_its_own_context_with_ids_workspace_and_a_state_snapshot(
         call("note", json!({"text": "hi", "rev": 1})),
         call("look", json!({})).with_id("c"),
     ];
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     let out = |i: usize| results[i].output.clone().expect("output");
     let workspace = std::env::temp_dir()
         .canonicalize()
@@ -180,7 +182,7 @@ async fn the_session_output_budget_cuts_output_with_a_marker_and_records_the_cut
     });
     let s = exec.new_session();
     let calls = (0..3).map(|_| call("say", json!({"n": 60}))).collect();
-    let results = exec.run_batch(&s, calls).await;
+    let results = exec.run_batch(&s, calls, BatchOptions::default()).await;
     let text = |i: usize| {
         results[i]
             .output
@@ -207,7 +209,9 @@ async fn the_session_output_budget_cuts_output_with_a_marker_and_records_the_cut
     assert_eq!(cuts, [false, true, true]);
     // A new turn may refill the budget.
     s.set_output_budget(Some(1000));
-    let again = exec.execute(&s, call("say", json!({"n": 60}))).await;
+    let again = exec
+        .execute(&s, call("say", json!({"n": 60})), CallOptions::default())
+        .await;
     assert!(!again.truncated);
     assert_eq!(s.output_remaining(), Some(940));
 }
@@ -217,7 +221,9 @@ async fn without_a_session_budget_only_the_call_cap_applies() {
     let offered = Arc::new(Mutex::new(Vec::new()));
     let exec = executor(vec![say(&offered)], |c| c.default_output_cap(50));
     let s = exec.new_session();
-    let r = exec.execute(&s, call("say", json!({"n": 60}))).await;
+    let r = exec
+        .execute(&s, call("say", json!({"n": 60})), CallOptions::default())
+        .await;
     assert!(r.truncated);
     let text = r.output.expect("out");
     assert!(text

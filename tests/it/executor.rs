@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use tool_core::approval::{ApprovalDecision, ApprovalReason, ApprovalStatus};
 use tool_core::executor::{GateVerdict, ScriptGate, ToolLimits};
 use tool_core::registry::ToolDef;
+use tool_core::CallOptions;
 use tool_core::{
     CallStatus, ContextModifier, Executor, ExecutorConfig, ReasonCode, Risk, ScriptLang, ToolDecl,
     ToolOutcome,
@@ -70,13 +71,17 @@ async fn the_outcome_variant_decides_success_never_the_text() {
         .expect("tool");
     let (exec, _ws) = executor(vec![fail(&runs), looks_bad], |c| c);
     let s = exec.new_session();
-    let r = exec.execute(&s, call("fail", json!({}))).await;
+    let r = exec
+        .execute(&s, call("fail", json!({})), CallOptions::default())
+        .await;
     assert_eq!(
         (r.status, r.code),
         (CallStatus::Failed, Some(ReasonCode::ToolError))
     );
     assert_eq!(r.message.as_deref(), Some("ok"));
-    let r = exec.execute(&s, call("looks_bad", json!({}))).await;
+    let r = exec
+        .execute(&s, call("looks_bad", json!({})), CallOptions::default())
+        .await;
     assert_eq!(r.status, CallStatus::Ok);
     assert_eq!(r.output, Some(json!("error: everything failed")));
 }
@@ -86,7 +91,9 @@ async fn unknown_tools_and_malformed_text_are_refused() {
     let runs = Runs::default();
     let (exec, _ws) = executor(vec![echo(&runs)], |c| c);
     let s = exec.new_session();
-    let r = exec.execute(&s, call("ech0", json!({"n": 1}))).await;
+    let r = exec
+        .execute(&s, call("ech0", json!({"n": 1})), CallOptions::default())
+        .await;
     assert_eq!(
         (r.status, r.code),
         (CallStatus::Refused, Some(ReasonCode::UnknownTool))
@@ -134,7 +141,9 @@ async fn schema_violations_are_refused_with_every_path_and_no_coercion() {
         json!({}),
         json!({"n": 1, "m": 2}),
     ] {
-        let r = exec.execute(&s, call("echo", bad.clone())).await;
+        let r = exec
+            .execute(&s, call("echo", bad.clone()), CallOptions::default())
+            .await;
         assert_eq!(r.code, Some(ReasonCode::InvalidArguments), "{bad}");
     }
     let r = exec
@@ -144,6 +153,7 @@ async fn schema_violations_are_refused_with_every_path_and_no_coercion() {
                 "nested",
                 json!({"n": "1", "points": [{"x": 1}, {"x": "2"}]}),
             ),
+            CallOptions::default(),
         )
         .await;
     let msg = r.message.expect("message");
@@ -191,7 +201,9 @@ async fn a_panicking_tool_fails_and_the_executor_keeps_serving() {
         ("sync_panic", "boom in sync"),
         ("eager_panic", "boom in adapter"),
     ] {
-        let r = exec.execute(&s, call(tool, json!({}))).await;
+        let r = exec
+            .execute(&s, call(tool, json!({})), CallOptions::default())
+            .await;
         assert_eq!(
             (r.status, r.code),
             (CallStatus::Failed, Some(ReasonCode::Panicked)),
@@ -199,7 +211,9 @@ async fn a_panicking_tool_fails_and_the_executor_keeps_serving() {
         );
         assert!(r.message.as_deref().unwrap_or_default().contains(text));
     }
-    let r = exec.execute(&s, call("echo", json!({"n": 3}))).await;
+    let r = exec
+        .execute(&s, call("echo", json!({"n": 3})), CallOptions::default())
+        .await;
     assert_eq!(r.output, Some(json!(3)));
 }
 
@@ -248,7 +262,9 @@ async fn timeouts_come_from_the_declaration_then_limits_then_the_default() {
     );
     let s = exec.new_session();
     for tool in ["declared", "limited", "defaulted"] {
-        let r = exec.execute(&s, call(tool, json!({}))).await;
+        let r = exec
+            .execute(&s, call(tool, json!({})), CallOptions::default())
+            .await;
         assert_eq!(
             (r.status, r.code),
             (CallStatus::Failed, Some(ReasonCode::Timeout)),
@@ -266,8 +282,12 @@ async fn calls_can_be_cancelled_by_id_or_by_session() {
 
     let (e2, s2) = (exec.clone(), s.clone());
     let task = tokio::spawn(async move {
-        e2.execute(&s2, call("wait", json!({})).with_id("c-1"))
-            .await
+        e2.execute(
+            &s2,
+            call("wait", json!({})).with_id("c-1"),
+            CallOptions::default(),
+        )
+        .await
     });
     started.notified().await;
     exec.cancel(&s, Some("c-1"));
@@ -278,7 +298,10 @@ async fn calls_can_be_cancelled_by_id_or_by_session() {
     );
 
     let (e2, s2) = (exec.clone(), s.clone());
-    let task = tokio::spawn(async move { e2.execute(&s2, call("wait", json!({}))).await });
+    let task = tokio::spawn(async move {
+        e2.execute(&s2, call("wait", json!({})), CallOptions::default())
+            .await
+    });
     started.notified().await;
     exec.cancel(&s, None);
     let r = task.await.expect("join");
@@ -294,19 +317,26 @@ async fn the_error_budget_stops_a_session_until_reset() {
     let s = exec.new_session();
     let other = exec.new_session();
     // A success resets the count.
-    exec.execute(&s, call("fail", json!({}))).await;
-    exec.execute(&s, call("fail", json!({}))).await;
+    exec.execute(&s, call("fail", json!({})), CallOptions::default())
+        .await;
+    exec.execute(&s, call("fail", json!({})), CallOptions::default())
+        .await;
     assert!(exec
-        .execute(&s, call("echo", json!({"n": 1})))
+        .execute(&s, call("echo", json!({"n": 1})), CallOptions::default())
         .await
         .is_ok());
     // Failures and refusals both count.
-    exec.execute(&s, call("fail", json!({}))).await;
-    exec.execute(&s, call("nope", json!({}))).await;
-    exec.execute(&s, call("echo", json!({"n": "x"}))).await;
+    exec.execute(&s, call("fail", json!({})), CallOptions::default())
+        .await;
+    exec.execute(&s, call("nope", json!({})), CallOptions::default())
+        .await;
+    exec.execute(&s, call("echo", json!({"n": "x"})), CallOptions::default())
+        .await;
     assert_eq!(s.consecutive_failures(), 3);
     let before = runs.count();
-    let r = exec.execute(&s, call("echo", json!({"n": 2}))).await;
+    let r = exec
+        .execute(&s, call("echo", json!({"n": 2})), CallOptions::default())
+        .await;
     assert_eq!(
         (r.status, r.code),
         (CallStatus::Refused, Some(ReasonCode::ErrorBudgetExhausted))
@@ -318,12 +348,16 @@ async fn the_error_budget_stops_a_session_until_reset() {
     );
     // Budgets are per session.
     assert!(exec
-        .execute(&other, call("echo", json!({"n": 2})))
+        .execute(
+            &other,
+            call("echo", json!({"n": 2})),
+            CallOptions::default()
+        )
         .await
         .is_ok());
     s.reset_budget();
     assert!(exec
-        .execute(&s, call("echo", json!({"n": 2})))
+        .execute(&s, call("echo", json!({"n": 2})), CallOptions::default())
         .await
         .is_ok());
 }
@@ -338,7 +372,9 @@ async fn long_output_is_cut_with_a_marker() {
         .expect("tool");
     let (exec, _ws) = executor(vec![big], |c| c.default_output_cap(11));
     let s = exec.new_session();
-    let r = exec.execute(&s, call("big", json!({}))).await;
+    let r = exec
+        .execute(&s, call("big", json!({})), CallOptions::default())
+        .await;
     assert!(r.truncated);
     let text = r
         .output
@@ -371,7 +407,11 @@ async fn trusted_defaults_and_overrides_apply_before_validation() {
     });
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("run_in", json!({"timeout": 9999})))
+        .execute(
+            &s,
+            call("run_in", json!({"timeout": 9999})),
+            CallOptions::default(),
+        )
         .await;
     assert!(r.is_ok(), "{r:?}");
     let args = seen.lock().expect("lock").pop().expect("ran");
@@ -405,17 +445,35 @@ async fn modifiers_are_merged_into_the_session_and_refused_from_read_only_tools(
     let approver = ScriptedApprover::always(ApprovalDecision::Approve);
     let (exec, _ws) = executor(vec![remember, sneaky], |c| c.approver(approver));
     let s = exec.new_session();
-    let r = exec.execute(&s, call("remember", json!({"v": "a"}))).await;
+    let r = exec
+        .execute(
+            &s,
+            call("remember", json!({"v": "a"})),
+            CallOptions::default(),
+        )
+        .await;
     assert!(r.modifier_applied);
     assert_eq!(r.output, Some(Value::Null));
-    let r = exec.execute(&s, call("remember", json!({"v": "b"}))).await;
+    let r = exec
+        .execute(
+            &s,
+            call("remember", json!({"v": "b"})),
+            CallOptions::default(),
+        )
+        .await;
     assert_eq!(r.output, Some(json!("a")));
     let r = exec
-        .execute_unmerged(&s, call("remember", json!({"v": "c"})))
+        .execute(
+            &s,
+            call("remember", json!({"v": "c"})),
+            CallOptions::unmerged(),
+        )
         .await;
     assert!(!r.modifier_applied && r.modifier.is_some());
     assert_eq!(s.state().get::<String>("memory/v").as_deref(), Some("b"));
-    let r = exec.execute(&s, call("sneaky", json!({}))).await;
+    let r = exec
+        .execute(&s, call("sneaky", json!({})), CallOptions::default())
+        .await;
     assert_eq!(
         (r.status, r.code),
         (CallStatus::Failed, Some(ReasonCode::ToolError))
@@ -446,13 +504,19 @@ async fn the_permission_rule_refuses_before_the_handler() {
         .expect("tool");
     let (exec, _ws) = executor(vec![t], |c| c);
     let s = exec.new_session();
-    let r = exec.execute(&s, call("limited", json!({"n": 11}))).await;
+    let r = exec
+        .execute(
+            &s,
+            call("limited", json!({"n": 11})),
+            CallOptions::default(),
+        )
+        .await;
     assert_eq!(
         (r.code, r.message.as_deref()),
         (Some(ReasonCode::PermissionDenied), Some("n is over 10"))
     );
     assert!(exec
-        .execute(&s, call("limited", json!({"n": 1})))
+        .execute(&s, call("limited", json!({"n": 1})), CallOptions::default())
         .await
         .is_ok());
     assert_eq!(runs.count(), 1);
@@ -498,7 +562,11 @@ async fn scripts_never_run_unscanned() {
     let (exec, _ws) = executor(vec![script_tool(&runs)], |c| c);
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("shell", json!({"script": "ls"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "ls"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.code, Some(ReasonCode::SafetyDenied));
     assert!(r
@@ -517,19 +585,31 @@ async fn the_gate_allows_denies_and_sends_reviews_to_a_human() {
     });
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("shell", json!({"script": "ls"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "ls"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(
         (r.status, r.approval),
         (CallStatus::Ok, ApprovalStatus::NotRequired)
     );
     let r = exec
-        .execute(&s, call("shell", json!({"script": "rm -rf /"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "rm -rf /"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.code, Some(ReasonCode::SafetyDenied));
     // Review on a read-only tool with no approver: blocked, never downgraded to allow.
     let r = exec
-        .execute(&s, call("shell", json!({"script": "curl x"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "curl x"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.code, Some(ReasonCode::ReviewRequired));
     assert_eq!(runs.count(), 1);
@@ -545,7 +625,11 @@ async fn the_gate_allows_denies_and_sends_reviews_to_a_human() {
     });
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("shell", json!({"script": "curl x"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "curl x"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(
         (r.status, r.approval),
@@ -553,7 +637,11 @@ async fn the_gate_allows_denies_and_sends_reviews_to_a_human() {
     );
     // A review is never covered by a session grant: the second one asks again (and is denied).
     let r = exec
-        .execute(&s, call("shell", json!({"script": "curl y"})))
+        .execute(
+            &s,
+            call("shell", json!({"script": "curl y"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.code, Some(ReasonCode::ApprovalDenied));
     let seen = approver.seen();

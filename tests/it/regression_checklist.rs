@@ -13,6 +13,7 @@ use exec_support::{call, file_tools, registry, Runs, ScriptedApprover};
 use serde_json::json;
 use tool_core::approval::ApprovalDecision;
 use tool_core::registry::ToolDef;
+use tool_core::CallOptions;
 use tool_core::{CallStatus, Executor, ExecutorConfig, ReasonCode};
 
 #[tokio::test]
@@ -57,7 +58,9 @@ async fn bad_arguments_never_reach_the_handler() {
         json!({"title": "t", "series": {"values": [1]}}),
     ];
     for args in cases {
-        let res = exec.execute(&s, call("plot", args.clone())).await;
+        let res = exec
+            .execute(&s, call("plot", args.clone()), CallOptions::default())
+            .await;
         assert_eq!(
             (res.status, res.code),
             (CallStatus::Refused, Some(ReasonCode::InvalidArguments)),
@@ -71,7 +74,8 @@ async fn bad_arguments_never_reach_the_handler() {
             call(
                 "plot",
                 json!({"title": "t", "series": [{"values": [1, 2.5]}]})
-            )
+            ),
+            CallOptions::default()
         )
         .await
         .is_ok());
@@ -89,12 +93,20 @@ async fn relative_paths_resolve_against_the_workspace_not_the_process_cwd() {
         .expect("executor");
     let s = exec.new_session();
     let r = exec
-        .execute(&s, call("read_file", json!({"path": "notes.txt"})))
+        .execute(
+            &s,
+            call("read_file", json!({"path": "notes.txt"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(r.output, Some(json!("from the workspace")));
     // `Cargo.toml` is looked for in the workspace, where it does not exist.
     let r = exec
-        .execute(&s, call("read_file", json!({"path": "Cargo.toml"})))
+        .execute(
+            &s,
+            call("read_file", json!({"path": "Cargo.toml"})),
+            CallOptions::default(),
+        )
         .await;
     assert_eq!(
         (r.status, r.code),
@@ -123,6 +135,7 @@ async fn one_bad_path_among_several_refuses_the_whole_call() {
             .execute(
                 &s,
                 call("move_file", json!({"source": src, "destination": dst})),
+                CallOptions::default(),
             )
             .await;
         assert_eq!(
@@ -171,6 +184,7 @@ async fn approver_edits_cannot_bypass_validation_or_the_path_guard() {
             .execute(
                 &s,
                 call("write_file", json!({"path": "ok.txt", "content": "fine"})),
+                CallOptions::default(),
             )
             .await;
         assert_eq!(r.code, Some(code), "{edit}");
@@ -190,7 +204,9 @@ async fn an_undeclared_risk_is_a_mutation_and_needs_approval() {
     let exec =
         Executor::new(registry(vec![tool]), ExecutorConfig::new(ws.path())).expect("executor");
     let s = exec.new_session();
-    let r = exec.execute(&s, call("touch", json!({}))).await;
+    let r = exec
+        .execute(&s, call("touch", json!({})), CallOptions::default())
+        .await;
     assert_eq!(r.code, Some(ReasonCode::ApprovalDenied));
     assert!(ToolDef::builder("x")
         .description("d")

@@ -9,6 +9,7 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map};
 use tool_core::call::ToolCall;
+use tool_core::executor::BatchOptions;
 use tool_core::registry::ToolDef;
 use tool_core::{Executor, ExecutorConfig, Registry, Risk, ToolOutcome};
 
@@ -67,7 +68,9 @@ fn bench(c: &mut Criterion) {
         let batch = calls(name);
         group.bench_function(label, |b| {
             b.to_async(&rt).iter(|| async {
-                let results = exec.run_batch(&session, batch.clone()).await;
+                let results = exec
+                    .run_batch(&session, batch.clone(), BatchOptions::default())
+                    .await;
                 assert!(results.iter().all(|r| r.is_ok()));
                 results
             });

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
-use crate::executor::CallStatus;
-use crate::outcome::ReasonCode;
+use crate::reason::ReasonCode;
+use crate::status::{CallStatus, Step};
 
 /// What the audit log records about one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,6 +31,8 @@ pub struct AuditEvent {
     pub status: CallStatus,
     /// Why the call was refused or failed.
     pub code: Option<ReasonCode>,
+    /// The step that refused the call or where it failed (`None` when `ok`).
+    pub step: Option<Step>,
     /// The tool's declared risk, when the tool is known.
     pub risk: Option<Risk>,
     /// How approval went.

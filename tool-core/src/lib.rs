@@ -15,9 +15,11 @@ pub mod executor;
 pub mod guard;
 pub mod outcome;
 pub mod pin;
+pub mod reason;
 pub mod registry;
 pub mod safety;
 pub mod schema;
+pub mod status;
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -27,10 +29,12 @@ pub mod mcp;
 
 pub use context::{ContextModifier, Progress, SessionState, StateKey, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
-pub use executor::{CallResult, CallStatus, Executor, ExecutorConfig, Session};
+pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;
-pub use outcome::{IntoToolOutcome, Json, Modified, ReasonCode, ToolOutcome};
+pub use outcome::{IntoToolOutcome, Json, Modified, ToolOutcome};
+pub use reason::ReasonCode;
 pub use registry::{Registry, RegistryError, ToolDef};
+pub use status::{CallStatus, Step};
 pub use tool_macros::tool;
 
 mod __private;

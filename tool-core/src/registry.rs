@@ -8,12 +8,16 @@ use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::context::ToolContext;
 use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ToolDecl};
 use crate::outcome::{IntoToolOutcome, ToolOutcome};
+use dump::canonical_dump_of;
+pub use dump::decl_to_json;
+
+mod dump;
 
 /// A boxed, sendable future of a tool's outcome.
 pub type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
@@ -367,7 +371,7 @@ fn check_and_compile(decl: &ToolDecl) -> Result<jsonschema::Validator, RegistryE
             )));
         }
     }
-    let validator = crate::schema::compile(&decl.input_schema)
+    let validator = crate::schema::validate::compile(&decl.input_schema)
         .map_err(|e| bad(format!("invalid input schema: {e}")))?;
     for arg in &decl.path_args {
         if !is_string_property(&decl.input_schema, arg) {
@@ -612,92 +616,6 @@ impl Registry {
     pub fn fingerprint(&self) -> &str {
         self.fingerprint
             .get_or_init(|| hex::encode(Sha256::digest(self.canonical_dump())))
-    }
-}
-
-/// The canonical JSON of one declaration (before key sorting).
-pub fn decl_to_json(d: &ToolDecl) -> Value {
-    let mut m = Map::new();
-    m.insert("name".into(), json!(d.name));
-    m.insert("description".into(), json!(d.description));
-    m.insert("risk".into(), json!(d.risk.as_str()));
-    m.insert("read_only".into(), json!(d.read_only()));
-    m.insert("destructive".into(), json!(d.destructive()));
-    m.insert("concurrency_safe".into(), json!(d.concurrency_safe));
-    m.insert("idempotent".into(), json!(d.idempotent));
-    m.insert("open_world".into(), json!(d.open_world));
-    m.insert("path_args".into(), json!(d.path_args));
-    m.insert("script_args".into(), json!(d.script_args));
-    m.insert(
-        "script_lang".into(),
-        json!(d.script_lang.map(ScriptLang::as_str)),
-    );
-    m.insert(
-        "timeout_ms".into(),
-        json!(d.timeout.map(|t| t.as_millis() as u64)),
-    );
-    m.insert("input_schema".into(), d.input_schema.clone());
-    m.insert(
-        "output_schema".into(),
-        d.output_schema.clone().unwrap_or(Value::Null),
-    );
-    Value::Object(m)
-}
-
-/// The canonical dump, written straight from the declarations: the same bytes as
-/// `canonical_bytes(&json!({"schema_version": 1, "tools": [decl_to_json(..), ..]}))`, without
-/// copying every schema into one document first (the copies cost more than the writing).
-fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -> Vec<u8> {
-    let decls: Vec<&ToolDecl> = decls.collect();
-    crate::schema::canonical_bytes_of(&DumpDoc(&decls))
-}
-
-/// The dump document; its keys are written in sorted order.
-struct DumpDoc<'a>(&'a [&'a ToolDecl]);
-
-impl serde::Serialize for DumpDoc<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("schema_version", &1u64)?;
-        map.serialize_entry("tools", &DeclList(self.0))?;
-        map.end()
-    }
-}
-
-struct DeclList<'a>(&'a [&'a ToolDecl]);
-
-impl serde::Serialize for DeclList<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|d| DeclDump(d)))
-    }
-}
-
-/// One declaration as [`decl_to_json`] builds it, with its keys in sorted order (the order
-/// below is alphabetical; a test compares the bytes with the `Value` route).
-struct DeclDump<'a>(&'a ToolDecl);
-
-impl serde::Serialize for DeclDump<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use crate::schema::SortedKeys;
-        use serde::ser::SerializeMap;
-        let d = self.0;
-        let mut map = s.serialize_map(Some(14))?;
-        map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
-        map.serialize_entry("description", &d.description)?;
-        map.serialize_entry("destructive", &d.destructive())?;
-        map.serialize_entry("idempotent", &d.idempotent)?;
-        map.serialize_entry("input_schema", &SortedKeys(&d.input_schema))?;
-        map.serialize_entry("name", &d.name)?;
-        map.serialize_entry("open_world", &d.open_world)?;
-        map.serialize_entry("output_schema", &d.output_schema.as_ref().map(SortedKeys))?;
-        map.serialize_entry("path_args", &d.path_args)?;
-        map.serialize_entry("read_only", &d.read_only())?;
-        map.serialize_entry("risk", d.risk.as_str())?;
-        map.serialize_entry("script_args", &d.script_args)?;
-        map.serialize_entry("script_lang", &d.script_lang.map(ScriptLang::as_str))?;
-        map.serialize_entry("timeout_ms", &d.timeout.map(|t| t.as_millis() as u64))?;
-        map.end()
     }
 }
 

@@ -11,7 +11,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use super::{quoted, ParseError, ParseLimits};
+use super::types::{quoted, ParseError, ParseLimits};
 
 /// Parse one JSON document under `limits`.
 pub(super) fn parse(doc: &str, limits: &ParseLimits) -> Result<Value, ParseError> {

@@ -52,98 +52,11 @@
 mod json;
 mod shape;
 mod text;
+mod types;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// One proposed tool call: a name, a JSON object of arguments, an optional id.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
-    /// The tool the model asked for.
-    pub name: String,
-    /// The arguments, always a JSON object.
-    pub arguments: Map<String, Value>,
-    /// The provider's call id, when it gave one.
-    pub id: Option<String>,
-}
-
-impl ToolCall {
-    /// A call with no id.
-    pub fn new(name: impl Into<String>, arguments: Map<String, Value>) -> Self {
-        ToolCall {
-            name: name.into(),
-            arguments,
-            id: None,
-        }
-    }
-
-    /// Set the call id.
-    pub fn with_id(mut self, id: impl Into<String>) -> Self {
-        self.id = Some(id.into());
-        self
-    }
-}
-
-/// Nesting depth the parsers never go beyond, whatever [`ParseLimits::max_depth`] says: it keeps
-/// recursion (ours and serde_json's, which stops at 128) far from the stack's end.
-pub const DEPTH_CEILING: usize = 100;
-
-/// Limits on what the parser accepts. The defaults are conservative.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParseLimits {
-    /// Longest accepted input, in bytes (for [`parse_batch`], the whole turn).
-    pub max_bytes: usize,
-    /// Deepest accepted nesting of arrays and objects, counted from the outermost one of the
-    /// document. A call's arguments count as they do in `{"tool": .., "args": {..}}`: the text
-    /// action `f(x=[1])` and the OpenAI arguments string `{"x": [1]}` are 3 levels deep, so a call
-    /// accepted in any shape is accepted in that one. Capped at [`DEPTH_CEILING`].
-    pub max_depth: usize,
-    /// Longest accepted string (values, keys, names, ids), in bytes once unescaped.
-    pub max_string_len: usize,
-    /// Accept JSON wrapped in a markdown code fence (```` ``` ```` or ```` ```json ````).
-    pub allow_fenced: bool,
-    /// Most calls accepted in one batch by [`parse_batch`].
-    pub max_calls: usize,
-}
-
-impl Default for ParseLimits {
-    fn default() -> Self {
-        ParseLimits {
-            max_bytes: 1024 * 1024,
-            max_depth: 64,
-            max_string_len: 256 * 1024,
-            allow_fenced: false,
-            max_calls: 64,
-        }
-    }
-}
-
-impl ParseLimits {
-    fn depth(&self) -> usize {
-        self.max_depth.min(DEPTH_CEILING)
-    }
-}
-
-/// Why a call could not be parsed; always reason code `malformed_call`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("malformed call: {message}")]
-pub struct ParseError {
-    /// What was wrong and where.
-    pub message: String,
-}
-
-impl ParseError {
-    /// A parse error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ParseError {
-            message: message.into(),
-        }
-    }
-
-    /// The reason code of every parse error.
-    pub fn code(&self) -> crate::outcome::ReasonCode {
-        crate::outcome::ReasonCode::MalformedCall
-    }
-}
+pub use types::{ParseError, ParseLimits, ToolCall, DEPTH_CEILING};
 
 /// Parse one call, in any of the shapes listed in the [module documentation](self).
 ///
@@ -311,19 +224,6 @@ fn unfence(fenced: &str) -> Result<&str, ParseError> {
         return Err(ParseError::new("a markdown fence may only hold JSON"));
     }
     Ok(body)
-}
-
-/// `s` as a JSON string literal, for messages (bounded so a huge key cannot flood a log).
-fn quoted(s: &str) -> String {
-    const MAX: usize = 64;
-    if s.len() <= MAX {
-        return format!("{s:?}");
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}...", &s[..end])
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{json, quoted, ParseError, ParseLimits, ToolCall};
+use super::json;
+use super::types::{quoted, ParseError, ParseLimits, ToolCall};
 
 /// Item types of a model turn that carry no call and are skipped in a batch.
 const SKIPPED_TYPES: &[&str] = &[

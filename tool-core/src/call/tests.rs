@@ -20,7 +20,7 @@ fn refused_with(input: &str, limits: &ParseLimits, needle: &str) -> String {
     match parse_call(input, limits) {
         Ok(call) => panic!("expected {input:?} to be refused, got {call:?}"),
         Err(e) => {
-            assert_eq!(e.code(), crate::outcome::ReasonCode::MalformedCall);
+            assert_eq!(e.code(), crate::reason::ReasonCode::MalformedCall);
             assert!(
                 e.message.contains(needle),
                 "message for {input:?} should contain {needle:?}: {}",

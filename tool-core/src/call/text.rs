@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Number, Value};
 
-use super::{quoted, ParseError, ParseLimits, ToolCall};
+use super::types::{quoted, ParseError, ParseLimits, ToolCall};
 
 /// Python keywords: never a tool name or an argument name.
 const RESERVED: &[&str] = &[

@@ -6,7 +6,7 @@
 //! means it ran and failed.
 //!
 //! With `--batch`, a line holding a JSON array of calls (one model turn) runs as one batch
-//! ([`Executor::run_batch_parsed`]) and is answered with one line holding a JSON array of result
+//! ([`Executor::run_batch`]) and is answered with one line holding a JSON array of result
 //! objects, in call order, each as above plus `"index"` (its place in the array). An element that
 //! is not a valid call is refused (`malformed_call`) in its place without stopping the others. Any
 //! other line is served as without `--batch`.
@@ -25,15 +25,15 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::CliError;
+use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
 use crate::executor::{
-    BatchOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
+    BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
     DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
 };
-use crate::outcome::ReasonCode;
+use crate::reason::ReasonCode;
 use crate::registry::Registry;
 
 /// Who answers approval requests on the command line.
@@ -187,7 +187,7 @@ pub async fn serve_lines_as(
             Line::Text(text) => match batch_of(mode, text.trim(), &limits) {
                 Some(Ok(calls)) => {
                     let results = executor
-                        .run_batch_parsed(&session, calls, BatchOptions::default())
+                        .run_batch(&session, calls, BatchOptions::default())
                         .await;
                     Value::Array(
                         results
@@ -203,7 +203,9 @@ pub async fn serve_lines_as(
                 }
                 Some(Err(err)) => to_json(
                     line_no,
-                    executor.execute_parsed(&session, Err(err), true).await,
+                    executor
+                        .execute(&session, Err(err), CallOptions::default())
+                        .await,
                 ),
                 None => to_json(line_no, executor.execute_text(&session, text.trim()).await),
             },
@@ -211,14 +213,18 @@ pub async fn serve_lines_as(
                 let err = ParseError::new(format!("the line is longer than {limit} bytes"));
                 to_json(
                     line_no,
-                    executor.execute_parsed(&session, Err(err), true).await,
+                    executor
+                        .execute(&session, Err(err), CallOptions::default())
+                        .await,
                 )
             }
             Line::NotUtf8 => {
                 let err = ParseError::new("the line is not valid UTF-8");
                 to_json(
                     line_no,
-                    executor.execute_parsed(&session, Err(err), true).await,
+                    executor
+                        .execute(&session, Err(err), CallOptions::default())
+                        .await,
                 )
             }
         };

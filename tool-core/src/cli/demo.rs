@@ -19,10 +19,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::CliError;
+use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::audit::JsonlAuditSink;
-use crate::executor::{CallResult, CallStatus, Executor, ExecutorConfig, Session};
+use crate::executor::{
+    BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, Session,
+};
 use crate::registry::Registry;
 
 /// Arguments of `demo`.
@@ -157,7 +159,7 @@ pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliE
     });
     let sink = JsonlAuditSink::open(&audit_path)
         .map_err(|e| CliError(format!("cannot open {}: {e}", audit_path.display())))?;
-    let config = super::executor_config(ExecutorConfig::new(&workspace))?
+    let config = super::shared::executor_config(ExecutorConfig::new(&workspace))?
         .approver(approver.clone())
         .audit(Arc::new(sink));
     let executor =
@@ -234,8 +236,16 @@ pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliE
 async fn run_step(executor: &Executor, session: &Session, step: &Step) -> Vec<CallResult> {
     if step.batch {
         match crate::call::parse_batch(step.text, &crate::call::ParseLimits::default()) {
-            Ok(calls) => executor.run_batch(session, calls).await,
-            Err(e) => vec![executor.execute_parsed(session, Err(e), true).await],
+            Ok(calls) => {
+                executor
+                    .run_batch(session, calls, BatchOptions::default())
+                    .await
+            }
+            Err(e) => vec![
+                executor
+                    .execute(session, Err(e), CallOptions::default())
+                    .await,
+            ],
         }
     } else {
         vec![executor.execute_text(session, step.text).await]

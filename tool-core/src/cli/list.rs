@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::CliError;
+use super::shared::CliError;
 use crate::registry::Registry;
 
 pub(super) fn run(registry: &Registry) -> Result<ExitCode, CliError> {

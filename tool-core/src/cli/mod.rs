@@ -15,6 +15,9 @@ mod pin;
 mod scan;
 #[cfg(feature = "mcp")]
 mod serve;
+mod shared;
+
+use shared::CliError;
 
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
@@ -172,26 +175,5 @@ fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::from(1)
         }
-    }
-}
-
-/// The executor configuration every command shares: the static script scan with the default
-/// policy as the script gate, so script tools run only after a scan.
-pub(crate) fn executor_config(
-    config: crate::executor::ExecutorConfig,
-) -> Result<crate::executor::ExecutorConfig, CliError> {
-    let gate = crate::safety::ScannerGate::with_default_policy()
-        .map_err(|e| CliError(format!("the default safety policy is invalid: {e}")))?;
-    Ok(config.script_gate(std::sync::Arc::new(gate)))
-}
-
-/// A CLI failure: a message for stderr.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct CliError(pub(crate) String);
-
-impl From<std::io::Error> for CliError {
-    fn from(e: std::io::Error) -> Self {
-        CliError(e.to_string())
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::CliError;
+use super::shared::CliError;
 use crate::pin;
 use crate::registry::Registry;
 

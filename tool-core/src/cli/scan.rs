@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use super::CliError;
+use super::shared::CliError;
 use crate::decl::ScriptLang;
 use crate::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::CliError;
+use super::shared::CliError;
 use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, DEFAULT_ERROR_BUDGET};
@@ -34,7 +34,7 @@ pub(crate) struct ExecArgs {
 
 impl ExecArgs {
     fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
-        let mut config = super::executor_config(
+        let mut config = super::shared::executor_config(
             ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
         )?;
         if let Some(path) = &self.audit {

@@ -27,11 +27,19 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::{call_span, CallResult, Checked, Executor, Record, RunEnv, Session, Verdict};
+use super::engine::Executor;
+use super::options::{CallInput, CallOptions};
+use super::outcome::{self, Finished};
+use super::parse;
+use super::pipeline::{admit, prepare};
+use super::result::CallResult;
+use super::run;
+use super::session::Session;
+use super::state::{call_span, CallState, Cx, Record, RunEnv, Stop, Verdict};
 use crate::call::{ParseError, ToolCall};
 use crate::context::{ContextModifier, ProgressSink};
-use crate::outcome::ReasonCode;
-use crate::registry::RegisteredTool;
+use crate::reason::ReasonCode;
+use crate::status::Step;
 
 /// How one batch runs: who may stop it and where its progress reports go.
 #[derive(Clone, Default)]
@@ -75,36 +83,38 @@ struct Slot<'r> {
     call_id: String,
     start: Instant,
     span: tracing::Span,
-    rec: Record,
     parsed: Option<Result<ToolCall, ParseError>>,
-    ready: Option<(&'r RegisteredTool, Checked)>,
+    /// The call once looked up; it runs when it has no verdict after the checks.
+    state: Option<CallState<'r>>,
     verdict: Option<Verdict>,
     /// The modifier held back by a conflict, returned unapplied in the result.
     held: Option<ContextModifier>,
 }
 
 impl Executor {
-    /// Run one model turn's calls as a batch (see the [module docs](self)); the results come back
-    /// in call order, one per call.
-    pub async fn run_batch(&self, session: &Session, calls: Vec<ToolCall>) -> Vec<CallResult> {
-        self.run_batch_with(session, calls, BatchOptions::default())
-            .await
-    }
-
-    /// [`Executor::run_batch`] with a cancellation token and a progress sink.
-    pub async fn run_batch_with(
+    /// Run one model turn's calls as a batch (consecutive concurrency-safe calls run together, every other
+    /// call alone, results in call order): each call is text, a
+    /// parsed [`ToolCall`] or a parse result (see [`CallInput`]); a parse error is a
+    /// `malformed_call` refusal in its place, audited and counted like any other, and does not
+    /// stop the other calls. The results come back in call order, one per call.
+    /// [`BatchOptions::default()`] sets no cancellation token and no progress sink.
+    pub async fn run_batch<'a, I>(
         &self,
         session: &Session,
-        calls: Vec<ToolCall>,
+        calls: Vec<I>,
         options: BatchOptions,
-    ) -> Vec<CallResult> {
-        let parsed = calls.into_iter().map(Ok).collect();
-        self.run_batch_parsed(session, parsed, options).await
+    ) -> Vec<CallResult>
+    where
+        I: Into<CallInput<'a>>,
+    {
+        let parsed = calls
+            .into_iter()
+            .map(|c| parse::parse(self, c.into()))
+            .collect();
+        self.run_batch_inner(session, parsed, options).await
     }
 
-    /// Run a batch of parse results: a parse error is a `malformed_call` refusal in its place,
-    /// audited and counted like any other, and does not stop the other calls.
-    pub async fn run_batch_parsed(
+    async fn run_batch_inner(
         &self,
         session: &Session,
         calls: Vec<Result<ToolCall, ParseError>>,
@@ -147,26 +157,27 @@ impl Executor {
         let mut slots: Vec<Slot<'_>> = calls
             .into_iter()
             .map(|parsed| {
-                let (tool, call_id) = self.identify(&parsed);
+                let (tool, call_id) = self.identify(&parsed, None);
                 let span = call_span(session, tool.as_deref(), &call_id);
                 Slot {
                     tool,
                     call_id,
                     start: Instant::now(),
                     span,
-                    rec: Record::new(),
                     parsed: Some(parsed),
-                    ready: None,
+                    state: None,
                     verdict: None,
                     held: None,
                 }
             })
             .collect();
+        let options = CallOptions::default();
         let mut results = Vec::with_capacity(slots.len());
         for group in self.partition(&slots) {
             let group = &mut slots[group];
-            self.prepare_group(session, group, batch).await;
-            self.run_group(session, group, env).await;
+            self.prepare_group(session, group, batch, env, &options)
+                .await;
+            self.run_group(session, group, env, &options).await;
             if group.len() > 1 {
                 hold_conflicts(group);
             }
@@ -200,84 +211,111 @@ impl Executor {
         groups
     }
 
-    /// Steps 1–8 for every call of a group, in call order, before any of them starts.
+    /// Every step before `run` for every call of a group, in call order, before any of them
+    /// starts.
     async fn prepare_group<'r>(
         &'r self,
         session: &Session,
         group: &mut [Slot<'r>],
         batch: &CancellationToken,
+        env: &RunEnv,
+        options: &CallOptions,
     ) {
         for slot in group {
             let Some(parsed) = slot.parsed.take() else {
                 continue;
             };
             if batch.is_cancelled() {
-                slot.verdict = Some(not_started());
+                slot.verdict = Some(not_started(Step::Run));
                 continue;
             }
-            let prepared = async {
-                if let Some(refused) = self.budget_refusal(session) {
-                    return Err(refused);
+            let mut call = match slot.span.in_scope(|| admit(self, session, parsed)) {
+                Ok(call) => call,
+                Err(stop) => {
+                    slot.verdict = Some(Verdict::Refused(stop));
+                    continue;
                 }
-                match parsed {
-                    Err(e) => Err(Verdict::Refused(e.code(), e.to_string())),
-                    Ok(call) => {
-                        // An approval may wait on a human; cancelling the batch ends the wait.
-                        tokio::select! {
-                            biased;
-                            () = batch.cancelled() => Err(not_started()),
-                            r = self.prepare(session, &slot.call_id, call, &mut slot.rec) => r,
-                        }
-                    }
+            };
+            let cx = Cx {
+                executor: self,
+                session,
+                call_id: &slot.call_id,
+                options,
+                env,
+            };
+            // An approval may wait on a human; cancelling the batch ends the wait.
+            let prepared = async {
+                tokio::select! {
+                    biased;
+                    () = batch.cancelled() => Err(not_started_stop(Step::Approve)),
+                    r = prepare(&cx, &mut call) => r,
                 }
             }
             .instrument(slot.span.clone())
             .await;
-            match prepared {
-                Ok(ready) => slot.ready = Some(ready),
-                Err(refused) => slot.verdict = Some(refused),
+            if let Err(stop) = prepared {
+                slot.verdict = Some(Verdict::Refused(stop));
             }
+            slot.state = Some(call);
         }
     }
 
-    /// Step 9 for the approved calls of a group, at most `max_concurrency` at a time.
-    async fn run_group(&self, session: &Session, group: &mut [Slot<'_>], env: &RunEnv) {
+    /// Step `run` for the approved calls of a group, at most `max_concurrency` at a time.
+    async fn run_group(
+        &self,
+        session: &Session,
+        group: &mut [Slot<'_>],
+        env: &RunEnv,
+        options: &CallOptions,
+    ) {
         let bound = self.config.max_concurrency.max(1);
-        futures::stream::iter(group.iter_mut().filter(|s| s.ready.is_some()))
-            .map(|slot| async move {
-                let Some((tool, checked)) = slot.ready.take() else {
-                    return;
-                };
-                let verdict = self
-                    .run(session, &slot.call_id, tool, checked, &mut slot.rec, env)
-                    .instrument(slot.span.clone())
-                    .await;
-                slot.verdict = Some(verdict);
-            })
-            .buffer_unordered(bound)
-            .collect::<()>()
-            .await;
+        futures::stream::iter(
+            group
+                .iter_mut()
+                .filter(|s| s.verdict.is_none() && s.state.is_some()),
+        )
+        .map(|slot| async move {
+            let Some(call) = slot.state.as_mut() else {
+                return;
+            };
+            let cx = Cx {
+                executor: self,
+                session,
+                call_id: &slot.call_id,
+                options,
+                env,
+            };
+            let verdict = run::run(&cx, call).instrument(slot.span.clone()).await;
+            slot.verdict = Some(verdict);
+        })
+        .buffer_unordered(bound)
+        .collect::<()>()
+        .await;
     }
 
-    /// Step 10 for one call: merge its modifier, count, audit, build the result.
+    /// Step `outcome` for one call: merge its modifier, count, audit, build the result.
     fn finish_slot(&self, session: &Session, slot: &mut Slot<'_>) -> CallResult {
         let verdict = slot.verdict.take().unwrap_or_else(|| {
             // Every slot gets a verdict from prepare or run; refuse rather than trust that.
-            Verdict::Refused(
+            Verdict::Refused(Stop::new(
+                Step::Run,
                 ReasonCode::Cancelled,
                 "the call was not run to completion".to_owned(),
-            )
+            ))
         });
-        let rec = std::mem::replace(&mut slot.rec, Record::new());
-        let mut result = self.finish(
+        let rec = slot.state.take().map_or_else(Record::new, |call| call.rec);
+        let mut result = outcome::finish(
+            self,
             session,
-            slot.tool.take(),
-            std::mem::take(&mut slot.call_id),
-            verdict,
-            rec,
-            true,
-            slot.start,
-            &slot.span,
+            Finished {
+                tool: slot.tool.take(),
+                call_id: std::mem::take(&mut slot.call_id),
+                verdict,
+                rec,
+                merge_modifier: true,
+                start: slot.start,
+                span: &slot.span,
+            },
         );
         if let Some(held) = slot.held.take() {
             result.modifier = Some(held);
@@ -287,13 +325,17 @@ impl Executor {
 }
 
 /// The refusal of a call the batch's cancellation reached before it started.
-fn not_started() -> Verdict {
-    Verdict::Refused(
+fn not_started_stop(step: Step) -> Stop {
+    Stop::new(
+        step,
         ReasonCode::Cancelled,
         "the batch was cancelled before this call started".to_owned(),
     )
 }
 
+fn not_started(step: Step) -> Verdict {
+    Verdict::Refused(not_started_stop(step))
+}
 /// Turn every successful call of a concurrent group whose modifier shares a key with another's
 /// into a `modifier_conflict` failure, holding its modifier back.
 fn hold_conflicts(group: &mut [Slot<'_>]) {
@@ -327,7 +369,8 @@ fn hold_conflicts(group: &mut [Slot<'_>]) {
         if let Some(Verdict::Ok { modifier, .. }) = slot.verdict.take() {
             slot.held = modifier;
         }
-        slot.verdict = Some(Verdict::Failed(
+        slot.verdict = Some(Verdict::Failed(Stop::new(
+            Step::Outcome,
             ReasonCode::ModifierConflict,
             format!(
                 "this call ran, but its context change touches {} which call {} of the same \
@@ -335,7 +378,7 @@ fn hold_conflicts(group: &mut [Slot<'_>]) {
                 quote_list(&keys),
                 quote_list(&others)
             ),
-        ));
+        )));
     }
 }
 

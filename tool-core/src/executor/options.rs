@@ -1,21 +1,62 @@
-//! Per-call options: what a caller that serves many clients (an MCP server) decides per call
-//! rather than once in the [`ExecutorConfig`](super::ExecutorConfig): the call id, an outside
-//! cancellation, where progress goes and who approves.
+//! What one call is given: its input ([`CallInput`]) and its per-call options ([`CallOptions`]),
+//! what a caller that serves many clients (an MCP server) decides per call rather than once in
+//! the [`ExecutorConfig`](super::ExecutorConfig): the call id, an outside cancellation, where
+//! progress goes, who approves, and whether a context change is merged.
 
 use std::sync::Arc;
 
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use super::{CallResult, Executor, Session};
 use crate::approval::Approver;
-use crate::call::ToolCall;
+use crate::call::{ParseError, ToolCall};
 use crate::context::{ProgressSink, ToolContext};
 
-/// Options for one call run with [`Executor::execute_with`]. The default changes nothing.
-#[derive(Clone, Default)]
+/// A call as [`Executor::execute`](super::Executor::execute) and
+/// [`Executor::run_batch`](super::Executor::run_batch) take it: text a model wrote, a parsed
+/// [`ToolCall`], or a parse result. Every form goes down the same steps; a parse failure is a
+/// `malformed_call` refusal (step `parse`), audited and counted like any other.
+#[derive(Debug, Clone)]
+pub enum CallInput<'a> {
+    /// Text to parse (any shape [`parse_call`](crate::call::parse_call) accepts), under the
+    /// configured [`ParseLimits`](crate::call::ParseLimits).
+    Text(&'a str),
+    /// A parsed call.
+    Call(ToolCall),
+    /// The result of parsing a call elsewhere (e.g. one item of a model turn).
+    Parsed(Result<ToolCall, ParseError>),
+}
+
+impl<'a> From<&'a str> for CallInput<'a> {
+    fn from(text: &'a str) -> Self {
+        CallInput::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for CallInput<'a> {
+    fn from(text: &'a String) -> Self {
+        CallInput::Text(text)
+    }
+}
+
+impl From<ToolCall> for CallInput<'_> {
+    fn from(call: ToolCall) -> Self {
+        CallInput::Call(call)
+    }
+}
+
+impl From<Result<ToolCall, ParseError>> for CallInput<'_> {
+    fn from(parsed: Result<ToolCall, ParseError>) -> Self {
+        CallInput::Parsed(parsed)
+    }
+}
+
+/// Options for one call run with [`Executor::execute`](super::Executor::execute). The default
+/// changes nothing: the call's own id, no outside cancellation, no progress sink, the configured
+/// approver, and a context change merged into the session.
+#[derive(Clone)]
 pub struct CallOptions {
-    /// The call id (audit, `ToolContext::call_id`, [`Session::cancel_call`]); replaces the
-    /// call's own id when set.
+    /// The call id (audit, `ToolContext::call_id`, [`Session::cancel_call`](super::Session::cancel_call));
+    /// replaces the call's own id when set.
     pub call_id: Option<String>,
     /// Cancels the call when fired, in addition to the session's own cancellation.
     pub cancel: Option<CancellationToken>,
@@ -24,6 +65,23 @@ pub struct CallOptions {
     /// Who approves this call, instead of the configured approver. Fail closed still holds:
     /// with neither, a call that needs approval is refused.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Merge a context modifier the tool returns into the session state (`true`, the default).
+    /// With `false` the modifier is only returned in the result, unapplied, for callers that merge
+    /// several calls' modifiers themselves with
+    /// [`Session::apply_modifier`](super::Session::apply_modifier).
+    pub merge_modifier: bool,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        CallOptions {
+            call_id: None,
+            cancel: None,
+            progress: None,
+            approver: None,
+            merge_modifier: true,
+        }
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -33,11 +91,20 @@ impl std::fmt::Debug for CallOptions {
             .field("cancel", &self.cancel.as_ref().map(|c| c.is_cancelled()))
             .field("progress", &self.progress.is_some())
             .field("approver", &self.approver.is_some())
+            .field("merge_modifier", &self.merge_modifier)
             .finish()
     }
 }
 
 impl CallOptions {
+    /// Options that leave a context modifier unmerged (see [`CallOptions::merge_modifier`]).
+    pub fn unmerged() -> Self {
+        CallOptions {
+            merge_modifier: false,
+            ..CallOptions::default()
+        }
+    }
+
     /// The approver to ask: this call's, else the configured one.
     pub(super) fn approver_or(
         &self,
@@ -76,21 +143,5 @@ impl CallOptions {
             done.drop_guard()
         });
         (ctx, link)
-    }
-}
-
-impl Executor {
-    /// Execute one call with per-call options; a context modifier the tool returns is merged
-    /// into the session state, as with [`Executor::execute`].
-    pub async fn execute_with(
-        &self,
-        session: &Session,
-        mut call: ToolCall,
-        options: CallOptions,
-    ) -> CallResult {
-        if let Some(id) = &options.call_id {
-            call.id = Some(id.clone());
-        }
-        self.execute_inner(session, Ok(call), true, options).await
     }
 }

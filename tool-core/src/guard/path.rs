@@ -13,7 +13,7 @@ use std::io;
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
 
-use crate::outcome::ReasonCode;
+use crate::reason::ReasonCode;
 
 /// Most symlinks followed while resolving one dangling link chain, as the kernel's own limit.
 const MAX_LINK_HOPS: u32 = 40;

@@ -8,11 +8,11 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{McpBackend, McpCallContext, McpCallOutcome};
+use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::call::ToolCall;
 use crate::executor::{CallOptions, CallResult, CallStatus, Executor, Session};
-use crate::outcome::ReasonCode;
+use crate::reason::ReasonCode;
 
 /// Serves an [`Executor`]'s tools over MCP. Each client connection gets its own executor
 /// [`Session`] (error budget, approval grants, state); approvals go to the client.
@@ -68,10 +68,11 @@ impl McpBackend for ExecutorBackend {
                 inner: ctx.approver(),
                 cancel: ctx.cancellation().clone(),
             })),
+            ..CallOptions::default()
         };
         let result = self
             .executor
-            .execute_with(&self.session, ToolCall::new(name, args), options)
+            .execute(&self.session, ToolCall::new(name, args), options)
             .await;
         outcome_of(result)
     }
@@ -132,6 +133,7 @@ mod tests {
             call_id: "1".into(),
             status,
             code,
+            step: code.map(|_| crate::executor::Step::Run),
             message: code.map(|c| format!("{c} happened")),
             output: (status == CallStatus::Ok).then(|| json!({"a": 1})),
             modifier: None,

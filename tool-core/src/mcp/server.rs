@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use futures::future::BoxFuture;
 
-use super::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
+use super::backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
 use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 

@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::{
+use super::common::{
     fold_combinators, merge_under, note_in_description, push_path, ref_path, resolve_local_ref,
     ExportError, Format, DROPPED_META, UNSUPPORTED_STRUCTURE,
 };

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
-use super::{
+use super::common::{
     fold_combinators, merge_under, note_in_description, push_path, resolve_local_ref,
     without_schema_keyword, ExportError, ExportOptions, Format, DROPPED_META,
     UNSUPPORTED_STRUCTURE,

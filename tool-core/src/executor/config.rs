@@ -1,0 +1,237 @@
+//! How an executor enforces declarations: [`ExecutorConfig`] and its defaults.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::gate::ScriptGate;
+use crate::approval::Approver;
+use crate::audit::{AuditSink, NoopAuditSink};
+use crate::call::ParseLimits;
+use crate::decl::ToolDecl;
+
+/// Default longest run time of a call whose tool declares no timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default output cap in bytes.
+pub const DEFAULT_OUTPUT_CAP: usize = 64 * 1024;
+/// Default number of consecutive failures before a session is stopped.
+pub const DEFAULT_ERROR_BUDGET: u32 = 5;
+/// Default number of times an approver may edit one call's arguments.
+pub const DEFAULT_MAX_EDIT_ROUNDS: u32 = 3;
+/// Default number of concurrency-safe calls of one batch that run at the same time.
+pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
+
+/// A caller-supplied transform of a call's arguments, run before the trusted overrides and
+/// defaults; `Err(reason)` refuses the call with `invalid_arguments`.
+pub type ArgumentFilter =
+    Arc<dyn Fn(&ToolDecl, &mut Map<String, Value>) -> Result<(), String> + Send + Sync>;
+
+/// Per-tool limits that override the declaration and the configured defaults.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// Longest run time.
+    pub timeout: Option<Duration>,
+    /// Output cap in bytes.
+    pub output_cap: Option<usize>,
+}
+
+/// A trusted argument value: for one tool, or (tool `None`) for every tool whose schema has the
+/// property.
+#[derive(Debug, Clone)]
+pub(super) struct ArgRule {
+    tool: Option<String>,
+    pub(super) key: String,
+    pub(super) value: Value,
+}
+
+impl ArgRule {
+    pub(super) fn applies(&self, decl: &ToolDecl) -> bool {
+        match &self.tool {
+            Some(t) => *t == decl.name,
+            None => decl
+                .input_schema
+                .get("properties")
+                .and_then(|p| p.get(&self.key))
+                .is_some(),
+        }
+    }
+}
+
+/// How an [`Executor`](super::Executor) enforces declarations: the workspace, who approves, where audit goes,
+/// limits and trusted argument rules. The conservative defaults: no approver (deny anything that
+/// needs approval), no audit, no script gate (refuse tools with script arguments), budget
+/// [`DEFAULT_ERROR_BUDGET`], timeout [`DEFAULT_TIMEOUT`], output cap [`DEFAULT_OUTPUT_CAP`],
+/// batch concurrency [`DEFAULT_MAX_CONCURRENCY`], no session-wide output budget.
+#[derive(Clone)]
+pub struct ExecutorConfig {
+    pub(super) workspace: PathBuf,
+    pub(super) approver: Option<Arc<dyn Approver>>,
+    pub(super) audit: Arc<dyn AuditSink>,
+    pub(super) script_gate: Option<Arc<dyn ScriptGate>>,
+    pub(super) error_budget: u32,
+    pub(super) default_timeout: Duration,
+    pub(super) default_output_cap: usize,
+    pub(super) tool_limits: HashMap<String, ToolLimits>,
+    pub(super) filters: Vec<ArgumentFilter>,
+    pub(super) overrides: Vec<ArgRule>,
+    pub(super) defaults: Vec<ArgRule>,
+    pub(super) max_edit_rounds: u32,
+    pub(super) parse_limits: ParseLimits,
+    pub(super) max_concurrency: usize,
+    pub(super) session_output_budget: Option<usize>,
+}
+
+impl std::fmt::Debug for ExecutorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecutorConfig")
+            .field("workspace", &self.workspace)
+            .field("approver", &self.approver.is_some())
+            .field("script_gate", &self.script_gate.is_some())
+            .field("error_budget", &self.error_budget)
+            .field("default_timeout", &self.default_timeout)
+            .field("default_output_cap", &self.default_output_cap)
+            .field("tool_limits", &self.tool_limits)
+            .field("filters", &self.filters.len())
+            .field("overrides", &self.overrides)
+            .field("defaults", &self.defaults)
+            .field("max_edit_rounds", &self.max_edit_rounds)
+            .field("max_concurrency", &self.max_concurrency)
+            .field("session_output_budget", &self.session_output_budget)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExecutorConfig {
+    /// A configuration for this workspace root (required: relative paths are resolved against it,
+    /// never against the process working directory).
+    pub fn new(workspace: impl Into<PathBuf>) -> Self {
+        ExecutorConfig {
+            workspace: workspace.into(),
+            approver: None,
+            audit: Arc::new(NoopAuditSink),
+            script_gate: None,
+            error_budget: DEFAULT_ERROR_BUDGET,
+            default_timeout: DEFAULT_TIMEOUT,
+            default_output_cap: DEFAULT_OUTPUT_CAP,
+            tool_limits: HashMap::new(),
+            filters: Vec::new(),
+            overrides: Vec::new(),
+            defaults: Vec::new(),
+            max_edit_rounds: DEFAULT_MAX_EDIT_ROUNDS,
+            parse_limits: ParseLimits::default(),
+            max_concurrency: DEFAULT_MAX_CONCURRENCY,
+            session_output_budget: None,
+        }
+    }
+
+    /// Ask this approver when a call needs approval.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Send one audit event per call here.
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = sink;
+        self
+    }
+
+    /// Judge every call's final arguments with this gate (the static script scan).
+    pub fn script_gate(mut self, gate: Arc<dyn ScriptGate>) -> Self {
+        self.script_gate = Some(gate);
+        self
+    }
+
+    /// Stop a session after this many consecutive failures; `0` disables the budget.
+    pub fn error_budget(mut self, n: u32) -> Self {
+        self.error_budget = n;
+        self
+    }
+
+    /// Timeout for tools that declare none.
+    pub fn default_timeout(mut self, t: Duration) -> Self {
+        self.default_timeout = t;
+        self
+    }
+
+    /// Output cap (bytes) for tools without their own limit.
+    pub fn default_output_cap(mut self, bytes: usize) -> Self {
+        self.default_output_cap = bytes;
+        self
+    }
+
+    /// Limits for one tool, taking precedence over its declaration and the defaults.
+    pub fn tool_limits(mut self, tool: impl Into<String>, limits: ToolLimits) -> Self {
+        self.tool_limits.insert(tool.into(), limits);
+        self
+    }
+
+    /// Add a caller-supplied argument transform (run in the order added, before overrides).
+    pub fn argument_filter<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&ToolDecl, &mut Map<String, Value>) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.filters.push(Arc::new(f));
+        self
+    }
+
+    /// Always set `key` to `value` (whatever the model sent) for `tool`, or, with `None`, for
+    /// every tool whose schema has a `key` property.
+    pub fn override_arg(
+        mut self,
+        tool: Option<&str>,
+        key: impl Into<String>,
+        value: impl Into<Value>,
+    ) -> Self {
+        self.overrides.push(ArgRule {
+            tool: tool.map(str::to_owned),
+            key: key.into(),
+            value: value.into(),
+        });
+        self
+    }
+
+    /// Set `key` to `value` when the model left it out (e.g. a default `cwd`), for `tool` or, with
+    /// `None`, for every tool whose schema has a `key` property.
+    pub fn default_arg(
+        mut self,
+        tool: Option<&str>,
+        key: impl Into<String>,
+        value: impl Into<Value>,
+    ) -> Self {
+        self.defaults.push(ArgRule {
+            tool: tool.map(str::to_owned),
+            key: key.into(),
+            value: value.into(),
+        });
+        self
+    }
+
+    /// How many times an approver may edit one call's arguments before the call is refused.
+    pub fn max_edit_rounds(mut self, n: u32) -> Self {
+        self.max_edit_rounds = n;
+        self
+    }
+
+    /// Limits for calls given as text ([`CallInput::Text`](super::CallInput::Text)).
+    pub fn parse_limits(mut self, limits: ParseLimits) -> Self {
+        self.parse_limits = limits;
+        self
+    }
+
+    /// How many concurrency-safe calls of one batch may run at the same time (at least 1).
+    pub fn max_concurrency(mut self, n: usize) -> Self {
+        self.max_concurrency = n.max(1);
+        self
+    }
+
+    /// Output bytes a new session may return in total over all its calls (`None`, the default:
+    /// only the per-call cap applies). Output over what remains is cut with a marker.
+    pub fn session_output_budget(mut self, bytes: Option<usize>) -> Self {
+        self.session_output_budget = bytes;
+        self
+    }
+}

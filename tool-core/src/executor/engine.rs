@@ -1,0 +1,131 @@
+//! The [`Executor`] itself: the registry it serves, its workspace guard, its configuration and
+//! its sessions. The steps a call goes down are in [`pipeline`](super::pipeline).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::config::ExecutorConfig;
+use super::session::Session;
+use crate::guard::path::{PathGuard, WorkspaceError};
+use crate::registry::Registry;
+
+/// The executor could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutorError {
+    /// The workspace root does not exist or is not a directory.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+}
+
+/// Runs tool calls of a [`Registry`] under an [`ExecutorConfig`]. Share it behind an `Arc`; it
+/// keeps no per-conversation state itself (that lives in [`Session`]s).
+pub struct Executor {
+    pub(super) registry: Arc<Registry>,
+    pub(super) guard: PathGuard,
+    // The guard's root, shared with every call's context.
+    pub(super) root: Arc<Path>,
+    pub(super) config: ExecutorConfig,
+    next_session: AtomicU64,
+    next_call: AtomicU64,
+}
+
+impl std::fmt::Debug for Executor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("registry", &self.registry)
+            .field("workspace", &self.guard.root())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// Build an executor; the workspace root is canonicalized here and must be a directory.
+    pub fn new(registry: Arc<Registry>, config: ExecutorConfig) -> Result<Self, ExecutorError> {
+        let guard = PathGuard::new(&config.workspace)?;
+        let root = Arc::from(guard.root());
+        Ok(Executor {
+            registry,
+            guard,
+            root,
+            config,
+            next_session: AtomicU64::new(1),
+            next_call: AtomicU64::new(1),
+        })
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The canonical workspace root.
+    pub fn workspace(&self) -> &Path {
+        self.guard.root()
+    }
+
+    /// Start a session with a fresh id (`session-N`).
+    pub fn new_session(&self) -> Arc<Session> {
+        let n = self.next_session.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Session::new(
+            format!("session-{n}"),
+            self.config.session_output_budget,
+        ))
+    }
+
+    /// Start a session with the caller's id (e.g. a conversation id).
+    pub fn session_with_id(&self, id: impl Into<String>) -> Arc<Session> {
+        Arc::new(Session::new(id.into(), self.config.session_output_budget))
+    }
+
+    /// Cancel one in-flight call of `session` (by id), or all of them (`None`).
+    pub fn cancel(&self, session: &Session, call_id: Option<&str>) {
+        match call_id {
+            Some(id) => {
+                session.cancel_call(id);
+            }
+            None => session.cancel_all(),
+        }
+    }
+
+    /// The call id: the given one (the caller's or the provider's), or a fresh `call-N`.
+    pub(super) fn call_id(&self, given: Option<String>) -> String {
+        given.unwrap_or_else(|| numbered_id(self.next_call.fetch_add(1, Ordering::Relaxed)))
+    }
+}
+
+/// `call-N`, written without the formatting machinery (this runs on every call without an id).
+fn numbered_id(n: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n;
+    loop {
+        at -= 1;
+        // `rest % 10` is a single digit.
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = String::with_capacity(5 + digits.len() - at);
+    id.push_str("call-");
+    for &d in &digits[at..] {
+        id.push(char::from(d));
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::numbered_id;
+
+    #[test]
+    fn numbered_ids_match_the_formatted_ones() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::from(u32::MAX), u64::MAX] {
+            assert_eq!(numbered_id(n), format!("call-{n}"));
+        }
+    }
+}

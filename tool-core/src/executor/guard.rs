@@ -1,0 +1,59 @@
+//! Step `guard`: every declared path argument (and the path-named fields of dynamic tools)
+//! resolved against the workspace by [`PathGuard`](crate::guard::path::PathGuard); one bad path
+//! refuses the whole call (`path_outside_workspace`). The handler gets the normalized paths.
+
+use serde_json::Value;
+
+use super::state::{CallState, Cx, Stop};
+use crate::reason::ReasonCode;
+use crate::status::Step;
+
+/// Check all the path arguments, then refuse if any is bad.
+#[inline]
+pub(super) fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+    let guard = &cx.executor.guard;
+    // A fresh list for this version of the arguments (an approver's edit checks them again).
+    call.paths.clear();
+    let paths = &mut call.paths;
+    let mut bad = Vec::new();
+    if let Value::Object(map) = &mut call.args {
+        for name in call.tool.def().guarded_path_args() {
+            match map.get_mut(&name) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(raw)) => match guard.check(raw) {
+                    Ok(wp) => {
+                        match wp.as_path().to_str() {
+                            // Reuse the argument's buffer for its normalized form.
+                            Some(norm) => {
+                                raw.clear();
+                                raw.push_str(norm);
+                            }
+                            None => *raw = wp.as_path().to_string_lossy().into_owned(),
+                        }
+                        // A name listed twice is checked twice but kept once: both checks give
+                        // the same path.
+                        if !paths.iter().any(|(n, _): &(String, _)| *n == name) {
+                            paths.push((name, wp));
+                        }
+                    }
+                    Err(e) => bad.push(format!("`{name}`: {e}")),
+                },
+                Some(_) => {
+                    return Err(Stop::new(
+                        Step::Guard,
+                        ReasonCode::InvalidArguments,
+                        format!("path argument `{name}` must be a string"),
+                    ))
+                }
+            }
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Stop::new(
+            Step::Guard,
+            ReasonCode::PathOutsideWorkspace,
+            bad.join("; "),
+        ));
+    }
+    Ok(())
+}

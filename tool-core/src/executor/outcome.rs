@@ -1,0 +1,148 @@
+//! Step `outcome`: the verdict becomes a [`CallResult`]: the output is charged to the session's
+//! output budget, the result counts against the error budget (see [`budget`](super::budget)),
+//! a context modifier is merged (unless the caller merges it), the tracing span gets its
+//! outcome fields and the audit event is written.
+
+use std::time::Instant;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::engine::Executor;
+use super::output::charge_session_budget;
+use super::result::CallResult;
+use super::session::Session;
+use super::state::{CallState, Cx, Record, Stop, Verdict};
+use crate::audit::{timestamp_now, AuditEvent};
+use crate::reason::ReasonCode;
+use crate::schema::canonical::canonical_bytes;
+use crate::status::CallStatus;
+
+/// A call at its end, for [`finish`].
+pub(super) struct Finished<'s> {
+    /// The tool, when the call parsed.
+    pub(super) tool: Option<String>,
+    pub(super) call_id: String,
+    pub(super) verdict: Verdict,
+    pub(super) rec: Record,
+    /// Merge a context modifier into the session ([`CallOptions::merge_modifier`](super::CallOptions::merge_modifier)).
+    pub(super) merge_modifier: bool,
+    /// When the call was received.
+    pub(super) start: Instant,
+    pub(super) span: &'s tracing::Span,
+}
+
+/// Hash the final arguments for the audit event, before the handler takes them.
+#[inline]
+pub(super) fn hash_args(cx: &Cx<'_>, call: &mut CallState<'_>) {
+    if cx.executor.config.audit.is_enabled() {
+        call.rec.args_sha256 = Some(hex::encode(Sha256::digest(canonical_bytes(&call.args))));
+    }
+}
+
+/// Build the result, count it against the budget, audit it.
+pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>) -> CallResult {
+    let Finished {
+        tool,
+        call_id,
+        verdict,
+        mut rec,
+        merge_modifier,
+        start,
+        span,
+    } = call;
+    // Charged here, in result order, so concurrent calls share the session budget
+    // deterministically.
+    let (status, stop, output, modifier) = match verdict {
+        Verdict::Ok { output, modifier } => {
+            let (output, cut) = charge_session_budget(session, output);
+            rec.truncated |= cut;
+            (CallStatus::Ok, None, Some(output), modifier)
+        }
+        Verdict::Refused(stop) => (CallStatus::Refused, Some(stop), None, None),
+        Verdict::Failed(stop) => (CallStatus::Failed, Some(stop), None, None),
+    };
+    let (code, step, message) = match stop {
+        Some(Stop {
+            step,
+            code,
+            message,
+        }) => (Some(code), Some(step), Some(message)),
+        None => (None, None, None),
+    };
+    let counted = !matches!(
+        code,
+        Some(ReasonCode::Cancelled | ReasonCode::ErrorBudgetExhausted)
+    );
+    if counted {
+        session.record(status == CallStatus::Ok);
+    }
+    let modifier_applied = match &modifier {
+        Some(m) if merge_modifier && !m.is_empty() => {
+            session.apply_modifier(m);
+            true
+        }
+        _ => false,
+    };
+    let duration = start.elapsed();
+    span.record("tool.status", status.as_str());
+    span.record("tool.approval", rec.approval.as_str());
+    if let Some(code) = code {
+        span.record("tool.code", code.as_str());
+    }
+    if let Some(step) = step {
+        span.record("tool.step", step.as_str());
+    }
+    if !rec.rule_ids.is_empty() {
+        span.record("tool.safety.rule_ids", rec.rule_ids.join(",").as_str());
+    }
+    tracing::debug!(parent: span, duration_ms = duration.as_millis() as u64, "tool call finished");
+    if executor.config.audit.is_enabled() {
+        let scanned_findings = !rec.rule_ids.is_empty();
+        let event = AuditEvent {
+            timestamp: timestamp_now(),
+            session: session.id().to_owned(),
+            tool: tool.clone(),
+            call_id: call_id.clone(),
+            status,
+            code,
+            step,
+            risk: rec.risk,
+            approval: rec.approval,
+            rule_ids: rec.rule_ids,
+            duration_ms: duration.as_millis().try_into().unwrap_or(u64::MAX),
+            args_sha256: rec.args_sha256,
+            registry_fingerprint: executor.registry.fingerprint().to_owned(),
+            truncated: rec.truncated,
+            safety: rec.safety.map(|mut fields| {
+                if let Value::Object(m) = &mut fields {
+                    let blocked = matches!(
+                        code,
+                        Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
+                    ) || (code == Some(ReasonCode::ApprovalDenied)
+                        && scanned_findings);
+                    m.insert("approval".into(), Value::from(rec.approval.as_str()));
+                    m.insert("blocked".into(), Value::from(blocked));
+                }
+                fields
+            }),
+        };
+        if let Err(e) = executor.config.audit.record(&event) {
+            tracing::error!(parent: span, error = %e, "the audit event could not be written");
+        }
+    }
+    CallResult {
+        tool,
+        call_id,
+        status,
+        code,
+        step,
+        message,
+        output,
+        modifier,
+        modifier_applied,
+        truncated: rec.truncated,
+        approval: rec.approval,
+        duration,
+    }
+}

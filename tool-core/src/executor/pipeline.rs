@@ -1,0 +1,148 @@
+//! The steps of one call, in order: [`Executor::execute`] and the lists of steps the batch
+//! runs too.
+//!
+//! ```text
+//! budget → parse → lookup                      admit
+//! filters → validate → guard → permissions
+//!         → script_gate                        check (again after an approver's edit)
+//! approve                                      prepare
+//! run → outcome
+//! ```
+
+use std::time::Instant;
+
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::approve::{self, Approval};
+use super::engine::Executor;
+use super::options::{CallInput, CallOptions};
+use super::outcome::{self, Finished};
+use super::result::CallResult;
+use super::session::Session;
+use super::state::{call_span, CallState, Cx, Record, RunEnv, Stop, Verdict};
+use super::{budget, filters, guard, lookup, parse, permissions, run, script_gate, validate};
+use crate::call::{ParseError, ToolCall};
+
+impl Executor {
+    /// Execute one call: text a model wrote, a parsed [`ToolCall`] or a parse result (see
+    /// [`CallInput`]), with per-call options ([`CallOptions::default()`] changes nothing). A
+    /// context modifier the tool returns is merged into the session state unless
+    /// [`CallOptions::merge_modifier`] is `false`.
+    pub async fn execute<'a>(
+        &self,
+        session: &Session,
+        input: impl Into<CallInput<'a>>,
+        options: CallOptions,
+    ) -> CallResult {
+        let parsed = parse::parse(self, input.into());
+        self.execute_one(session, parsed, options).await
+    }
+
+    /// Parse `text` as one call and execute it with the default options:
+    /// `execute(session, text, CallOptions::default())`.
+    pub async fn execute_text(&self, session: &Session, text: &str) -> CallResult {
+        self.execute(session, text, CallOptions::default()).await
+    }
+
+    async fn execute_one(
+        &self,
+        session: &Session,
+        parsed: Result<ToolCall, ParseError>,
+        options: CallOptions,
+    ) -> CallResult {
+        let start = Instant::now();
+        let (tool, call_id) = self.identify(&parsed, options.call_id.as_deref());
+        let span = call_span(session, tool.as_deref(), &call_id);
+        let env = RunEnv::default();
+        let cx = Cx {
+            executor: self,
+            session,
+            call_id: &call_id,
+            options: &options,
+            env: &env,
+        };
+        let (verdict, rec) = steps(&cx, parsed).instrument(span.clone()).await;
+        outcome::finish(
+            self,
+            session,
+            Finished {
+                tool,
+                call_id,
+                verdict,
+                rec,
+                merge_modifier: options.merge_modifier,
+                start,
+                span: &span,
+            },
+        )
+    }
+
+    /// The tool name (when parsed) and the call id: the caller's, the provider's, or a fresh
+    /// `call-N`.
+    pub(super) fn identify(
+        &self,
+        parsed: &Result<ToolCall, ParseError>,
+        given: Option<&str>,
+    ) -> (Option<String>, String) {
+        let (tool, id) = match parsed {
+            Ok(call) => (Some(call.name.clone()), given.or(call.id.as_deref())),
+            Err(_) => (None, given),
+        };
+        (tool, self.call_id(id.map(str::to_owned)))
+    }
+}
+
+/// Every step of one call, up to its verdict.
+async fn steps(cx: &Cx<'_>, parsed: Result<ToolCall, ParseError>) -> (Verdict, Record) {
+    let mut call = match admit(cx.executor, cx.session, parsed) {
+        Ok(call) => call,
+        Err(stop) => return (Verdict::Refused(stop), Record::new()),
+    };
+    let verdict = match prepare(cx, &mut call).await {
+        Ok(()) => run::run(cx, &mut call).await,
+        Err(stop) => Verdict::Refused(stop),
+    };
+    (verdict, call.rec)
+}
+
+/// Steps `budget`, `parse`, `lookup`: whether the call is taken at all.
+#[inline]
+pub(super) fn admit<'r>(
+    executor: &'r Executor,
+    session: &Session,
+    parsed: Result<ToolCall, ParseError>,
+) -> Result<CallState<'r>, Stop> {
+    budget::check(executor, session)?;
+    let call = parse::accept(parsed)?;
+    lookup::find(executor, call)
+}
+
+/// The checks, then step `approve`: everything before the handler may start. An approver's edit
+/// sends the edited arguments down the checks again.
+pub(super) async fn prepare(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+    let mut round = 0u32;
+    loop {
+        check(cx, call)?;
+        match approve::decide(cx, call, round).await? {
+            Approval::Granted => break,
+            Approval::Edited(args) => {
+                round += 1;
+                call.args = Value::Object(args);
+            }
+        }
+    }
+    outcome::hash_args(cx, call);
+    Ok(())
+}
+
+/// Steps `filters`, `validate`, `guard`, `permissions`, `script_gate` on one version of the
+/// arguments.
+#[inline]
+fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+    filters::apply(cx, call)?;
+    validate::check(cx, call)?;
+    guard::check(cx, call)?;
+    permissions::check(cx, call)?;
+    script_gate::check(cx, call)
+}

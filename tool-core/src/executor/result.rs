@@ -1,0 +1,46 @@
+//! What one call came to: [`CallResult`].
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::approval::ApprovalStatus;
+use crate::context::ContextModifier;
+use crate::reason::ReasonCode;
+use crate::status::{CallStatus, Step};
+
+/// What one call came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallResult {
+    /// The tool, when the call parsed.
+    pub tool: Option<String>,
+    /// The call id (the provider's, or one the executor made up).
+    pub call_id: String,
+    /// How the call ended.
+    pub status: CallStatus,
+    /// Why it was refused or failed; `None` when `ok`.
+    pub code: Option<ReasonCode>,
+    /// The step that refused the call or where it failed; `None` when `ok`.
+    pub step: Option<Step>,
+    /// What went wrong, for the model; `None` when `ok`.
+    pub message: Option<String>,
+    /// The tool's output (capped); `None` unless `ok`.
+    pub output: Option<Value>,
+    /// The context change the tool returned, if any.
+    pub modifier: Option<ContextModifier>,
+    /// `true` when the modifier was merged into the session state.
+    pub modifier_applied: bool,
+    /// `true` when the output or message was cut at the output cap.
+    pub truncated: bool,
+    /// How approval went.
+    pub approval: ApprovalStatus,
+    /// Time from receipt to result.
+    pub duration: Duration,
+}
+
+impl CallResult {
+    /// `true` when the status is `ok`.
+    pub fn is_ok(&self) -> bool {
+        self.status == CallStatus::Ok
+    }
+}

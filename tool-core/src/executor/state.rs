@@ -1,0 +1,132 @@
+//! What the steps share about one call: its context ([`Cx`]), its state on the way down
+//! ([`CallState`]), what they learned ([`Record`]) and how they end ([`Stop`], [`Verdict`]).
+
+use serde_json::{Map, Value};
+use tracing::field::Empty;
+
+use super::engine::Executor;
+use super::options::CallOptions;
+use super::session::Session;
+use crate::approval::ApprovalStatus;
+use crate::context::{ContextModifier, ProgressSink};
+use crate::decl::Risk;
+use crate::guard::path::WorkspacePath;
+use crate::reason::ReasonCode;
+use crate::registry::RegisteredTool;
+use crate::status::Step;
+
+/// What every step of one call may read: the executor, the session, the call's id and options,
+/// and where a running call belongs.
+#[derive(Clone, Copy)]
+pub(super) struct Cx<'a> {
+    pub(super) executor: &'a Executor,
+    pub(super) session: &'a Session,
+    pub(super) call_id: &'a str,
+    pub(super) options: &'a CallOptions,
+    pub(super) env: &'a RunEnv,
+}
+
+/// Where a running call belongs: its batch (whose cancellation stops it) and where its progress
+/// reports go.
+#[derive(Default, Clone)]
+pub(super) struct RunEnv {
+    pub(super) parent: Option<tokio_util::sync::CancellationToken>,
+    pub(super) progress: Option<ProgressSink>,
+}
+
+/// A looked-up call on its way down the steps: each step reads and refines it.
+pub(super) struct CallState<'r> {
+    /// The tool (step `lookup`).
+    pub(super) tool: &'r RegisteredTool,
+    /// The arguments, always a JSON object: the model's, then filtered (step `filters`), then
+    /// with normalized paths (step `guard`); what the handler receives.
+    pub(super) args: Value,
+    /// The checked path arguments (step `guard`), given to the handler's context.
+    pub(super) paths: Vec<(String, WorkspacePath)>,
+    /// The script gate's request for human review: summary and rule ids (step `script_gate`).
+    pub(super) review: Option<(String, Vec<String>)>,
+    /// What the steps learned, for the result and the audit event.
+    pub(super) rec: Record,
+}
+
+impl<'r> CallState<'r> {
+    pub(super) fn new(tool: &'r RegisteredTool, args: Map<String, Value>) -> Self {
+        let mut rec = Record::new();
+        rec.risk = Some(tool.decl().risk);
+        CallState {
+            tool,
+            args: Value::Object(args),
+            paths: Vec::new(),
+            review: None,
+            rec,
+        }
+    }
+}
+
+/// What the steps learned about a call, for the result, the audit event and tracing.
+pub(super) struct Record {
+    pub(super) risk: Option<Risk>,
+    pub(super) approval: ApprovalStatus,
+    pub(super) rule_ids: Vec<String>,
+    pub(super) safety: Option<Value>,
+    pub(super) args_sha256: Option<String>,
+    pub(super) truncated: bool,
+}
+
+impl Record {
+    /// Nothing learned yet: the record of a call refused before lookup.
+    pub(super) fn new() -> Self {
+        Record {
+            risk: None,
+            approval: ApprovalStatus::NotReached,
+            rule_ids: Vec::new(),
+            safety: None,
+            args_sha256: None,
+            truncated: false,
+        }
+    }
+}
+
+/// Where and why a call stopped short of `ok`.
+pub(super) struct Stop {
+    pub(super) step: Step,
+    pub(super) code: ReasonCode,
+    pub(super) message: String,
+}
+
+impl Stop {
+    pub(super) fn new(step: Step, code: ReasonCode, message: String) -> Self {
+        Stop {
+            step,
+            code,
+            message,
+        }
+    }
+}
+
+/// How a call ended, before it is turned into a [`CallResult`](super::CallResult).
+pub(super) enum Verdict {
+    Ok {
+        output: Value,
+        modifier: Option<ContextModifier>,
+    },
+    /// The handler never ran.
+    Refused(Stop),
+    /// The handler ran (or started) and failed.
+    Failed(Stop),
+}
+
+/// The tracing span of one call; the outcome fields are recorded when it ends.
+pub(super) fn call_span(session: &Session, tool: Option<&str>, call_id: &str) -> tracing::Span {
+    tracing::info_span!(
+        "tool.call",
+        session.id = %session.id(),
+        tool.name = tool.unwrap_or(""),
+        tool.call_id = %call_id,
+        tool.status = Empty,
+        tool.code = Empty,
+        tool.step = Empty,
+        tool.approval = Empty,
+        tool.safety.rule_ids = Empty,
+    )
+}

@@ -1,0 +1,27 @@
+//! Step `validate`: the arguments against the tool's full JSON Schema (`invalid_arguments`,
+//! every violation named by its JSON path).
+
+use super::state::{CallState, Cx, Stop};
+use crate::reason::ReasonCode;
+use crate::schema::validate::violations;
+use crate::status::Step;
+
+/// Refuse arguments that do not match the schema.
+#[inline]
+pub(super) fn check(_cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+    let tool = call.tool;
+    if tool.validator().is_valid(&call.args) {
+        return Ok(());
+    }
+    let found = violations(tool.validator(), &call.args);
+    let list: Vec<String> = found.iter().map(ToString::to_string).collect();
+    Err(Stop::new(
+        Step::Validate,
+        ReasonCode::InvalidArguments,
+        format!(
+            "the arguments do not match the schema of `{}`: {}",
+            tool.decl().name,
+            list.join("; ")
+        ),
+    ))
+}

@@ -1,0 +1,168 @@
+//! The seam between the MCP server and what it serves: [`McpBackend`], its call context and outcome.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
+use crate::context::{Progress, ProgressSink};
+use crate::reason::ReasonCode;
+
+/// The server name announced in `initialize`.
+pub const SERVER_NAME: &str = "declared-tools";
+
+/// The server version announced in `initialize`.
+pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// What an MCP server serves: the tool list and the calls. The executor is the real one; a
+/// backend never trusts the client.
+pub trait McpBackend: Send + Sync + 'static {
+    /// The `tools/list` entries: MCP tool objects (`name`, `description`, `inputSchema`, optional
+    /// `outputSchema` and `annotations`).
+    fn list_tools(&self) -> Vec<Value>;
+
+    /// Run one `tools/call`.
+    fn call_tool(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        ctx: McpCallContext,
+    ) -> impl Future<Output = McpCallOutcome> + Send;
+
+    /// The backend for a new client connection (an HTTP session, a stdio connection), or `None`
+    /// to share this one. A backend with per-connection state (an executor session: error
+    /// budget, approval grants) returns a fresh one.
+    fn for_connection(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+}
+
+/// How one call ended, as the MCP layer reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpCallOutcome {
+    /// No tool has that name: a JSON-RPC invalid-params error, not a tool result.
+    UnknownTool,
+    /// The tool ran: a string becomes text content; an object becomes `structuredContent` plus
+    /// its JSON as text; any other value becomes its JSON as text.
+    Ok {
+        /// What the tool returned.
+        output: Value,
+    },
+    /// The call was refused before the tool ran (`isError: true`, text starts with the code).
+    Refused {
+        /// Why.
+        code: ReasonCode,
+        /// Details for the model.
+        message: String,
+    },
+    /// The tool ran and failed (`isError: true`, text starts with the code).
+    Failed {
+        /// Why.
+        code: ReasonCode,
+        /// Details for the model.
+        message: String,
+    },
+}
+
+impl McpCallOutcome {
+    /// A refusal with this reason.
+    pub fn refused(code: ReasonCode, message: impl Into<String>) -> Self {
+        McpCallOutcome::Refused {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A failure with this reason.
+    pub fn failed(code: ReasonCode, message: impl Into<String>) -> Self {
+        McpCallOutcome::Failed {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// What the MCP layer gives a backend for one call.
+#[derive(Clone)]
+pub struct McpCallContext {
+    call_id: String,
+    cancel: CancellationToken,
+    progress: Option<ProgressSink>,
+    approver: Arc<dyn Approver>,
+}
+
+impl std::fmt::Debug for McpCallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpCallContext")
+            .field("call_id", &self.call_id)
+            .field("cancelled", &self.cancel.is_cancelled())
+            .field("progress", &self.progress.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpCallContext {
+    /// A context with no progress listener and an approver that denies everything (fail closed).
+    pub fn new(call_id: impl Into<String>, cancel: CancellationToken) -> Self {
+        McpCallContext {
+            call_id: call_id.into(),
+            cancel,
+            progress: None,
+            approver: Arc::new(FixedApprover::deny("no approver is configured")),
+        }
+    }
+
+    /// Send progress reports here (the server maps them to `notifications/progress`).
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Ask approvals here.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+
+    /// The JSON-RPC request id, as text (for audit and `ToolContext::call_id`).
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// Cancelled by `notifications/cancelled`, by the client going away or by server shutdown.
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Where progress goes, when the client asked for it (plug into `ToolContext::with_progress`).
+    pub fn progress_sink(&self) -> Option<ProgressSink> {
+        self.progress.clone()
+    }
+
+    /// Report progress (ignored when the client sent no progress token).
+    pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(sink) = &self.progress {
+            sink(Progress {
+                call_id: self.call_id.clone(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Who approves this call: MCP elicitation when the client supports it, denial otherwise.
+    pub fn approver(&self) -> Arc<dyn Approver> {
+        Arc::clone(&self.approver)
+    }
+
+    /// Ask for approval of one call.
+    pub async fn request_approval(&self, request: &ApprovalRequest) -> ApprovalDecision {
+        self.approver.decide(request).await
+    }
+}

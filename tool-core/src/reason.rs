@@ -1,0 +1,112 @@
+//! The stable reason codes for refusals and failures: a leaf every stage may name.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Why a call was refused or failed. The names are stable: they appear in audit logs, CLI output and
+/// MCP results, and callers may match on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReasonCode {
+    /// The call could not be parsed (bad JSON, wrong shape, limits exceeded, duplicate keys).
+    MalformedCall,
+    /// No tool with that name is registered.
+    UnknownTool,
+    /// The arguments do not match the tool's JSON Schema.
+    InvalidArguments,
+    /// A path argument leaves the workspace (`..`, absolute path, symlink, NUL byte).
+    PathOutsideWorkspace,
+    /// The tool's own permission rule refused the call.
+    PermissionDenied,
+    /// The approver denied the call, or no approver is configured.
+    ApprovalDenied,
+    /// The safety scan denied the script.
+    SafetyDenied,
+    /// The safety scan asked for human review and the policy blocks on review.
+    ReviewRequired,
+    /// Too many consecutive failures in this session; reset the budget to continue.
+    ErrorBudgetExhausted,
+    /// The tool ran longer than its timeout.
+    Timeout,
+    /// The call was cancelled.
+    Cancelled,
+    /// The tool panicked.
+    Panicked,
+    /// The tool ran and reported an error.
+    ToolError,
+    /// Two concurrent calls tried to change the same context key.
+    ModifierConflict,
+}
+
+impl ReasonCode {
+    /// Every reason code.
+    pub const ALL: [ReasonCode; 14] = [
+        ReasonCode::MalformedCall,
+        ReasonCode::UnknownTool,
+        ReasonCode::InvalidArguments,
+        ReasonCode::PathOutsideWorkspace,
+        ReasonCode::PermissionDenied,
+        ReasonCode::ApprovalDenied,
+        ReasonCode::SafetyDenied,
+        ReasonCode::ReviewRequired,
+        ReasonCode::ErrorBudgetExhausted,
+        ReasonCode::Timeout,
+        ReasonCode::Cancelled,
+        ReasonCode::Panicked,
+        ReasonCode::ToolError,
+        ReasonCode::ModifierConflict,
+    ];
+
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::MalformedCall => "malformed_call",
+            ReasonCode::UnknownTool => "unknown_tool",
+            ReasonCode::InvalidArguments => "invalid_arguments",
+            ReasonCode::PathOutsideWorkspace => "path_outside_workspace",
+            ReasonCode::PermissionDenied => "permission_denied",
+            ReasonCode::ApprovalDenied => "approval_denied",
+            ReasonCode::SafetyDenied => "safety_denied",
+            ReasonCode::ReviewRequired => "review_required",
+            ReasonCode::ErrorBudgetExhausted => "error_budget_exhausted",
+            ReasonCode::Timeout => "timeout",
+            ReasonCode::Cancelled => "cancelled",
+            ReasonCode::Panicked => "panicked",
+            ReasonCode::ToolError => "tool_error",
+            ReasonCode::ModifierConflict => "modifier_conflict",
+        }
+    }
+
+    /// `true` when the handler never ran (a refusal), `false` when it ran and failed.
+    pub fn is_refusal(self) -> bool {
+        !matches!(
+            self,
+            ReasonCode::Timeout
+                | ReasonCode::Cancelled
+                | ReasonCode::Panicked
+                | ReasonCode::ToolError
+                | ReasonCode::ModifierConflict
+        )
+    }
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_codes_serialize_as_their_names() {
+        for code in ReasonCode::ALL {
+            let v = serde_json::to_value(code).expect("serializable");
+            assert_eq!(v, serde_json::Value::String(code.as_str().to_owned()));
+        }
+    }
+}
