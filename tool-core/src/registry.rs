@@ -451,7 +451,7 @@ fn is_string_property(schema: &Value, name: &str) -> bool {
 
 /// What `#[tool]`-generated code submits to `inventory`: public only through `__private`.
 pub(crate) mod registration {
-    use super::ToolDef;
+    use crate::registry::ToolDef;
 
     /// A `#[tool]` registration collected through `inventory`.
     pub struct ToolRegistration {
