@@ -1,3 +1,5 @@
-//! Guards run on the final arguments before a tool runs.
+//! Guards run on the final arguments before a tool runs, and the workspace file operations that
+//! keep a guarded path inside the workspace when the handler uses it.
 
 pub mod path;
+pub mod workspace;
