@@ -27,3 +27,5 @@ mod safety_robustness;
 mod safety_secrets;
 mod schema_export;
 mod tool_macro;
+mod workspace_ops;
+mod workspace_races;

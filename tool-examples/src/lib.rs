@@ -4,9 +4,8 @@
 //! Their names, parameters and risks are a contract: the demo, the pinned schema and the tests rely
 //! on them.
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
+use tool_core::guard::workspace::{FileKind, WorkspaceFsError};
 use tool_core::registry::RegistryError;
 use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
 
@@ -31,16 +30,18 @@ pub fn registry() -> Result<Registry, RegistryError> {
 /// # Arguments
 /// * `path` - the directory, relative to the workspace
 #[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
-pub fn list_dir(path: WorkspacePath) -> Result<String, std::io::Error> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(&path)? {
-        let entry = entry?;
-        let mut name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type()?.is_dir() {
-            name.push('/');
-        }
-        names.push(name);
-    }
+pub fn list_dir(path: WorkspacePath) -> Result<String, WorkspaceFsError> {
+    let mut names: Vec<String> = path
+        .read_dir()?
+        .iter()
+        .map(|entry| {
+            let mut name = entry.name().to_string_lossy().into_owned();
+            if entry.kind() == FileKind::Dir {
+                name.push('/');
+            }
+            name
+        })
+        .collect();
     names.sort();
     Ok(names.join("\n"))
 }
@@ -53,13 +54,10 @@ pub fn list_dir(path: WorkspacePath) -> Result<String, std::io::Error> {
 /// * `path` - the file, relative to the workspace
 /// * `max_bytes` - read at most this many bytes (1 to 65536)
 #[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
-pub fn read_file(path: WorkspacePath, max_bytes: ByteLimit) -> Result<String, std::io::Error> {
-    use std::io::Read;
-    let file = std::fs::File::open(&path)?;
-    let mut buf = Vec::new();
-    file.take(u64::from(max_bytes.get()))
-        .read_to_end(&mut buf)?;
-    Ok(String::from_utf8_lossy(&buf).into_owned())
+pub fn read_file(path: WorkspacePath, max_bytes: ByteLimit) -> Result<String, WorkspaceFsError> {
+    // Regular files with one link only: FIFOs, devices and hard links are refused unread.
+    let bytes = path.read(max_bytes.get() as usize)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// What a write left behind, recorded in the session's file history.
@@ -71,9 +69,8 @@ pub struct FileRecord {
     pub op: String,
 }
 
-fn history_key(ctx: &ToolContext, path: &Path) -> String {
-    let rel = path.strip_prefix(ctx.workspace()).unwrap_or(path);
-    format!("file_history/{}", rel.display())
+fn history_key(path: &WorkspacePath) -> String {
+    format!("file_history/{}", path.relative().display())
 }
 
 /// Write a text file in the workspace, replacing it if it exists.
@@ -86,31 +83,18 @@ fn history_key(ctx: &ToolContext, path: &Path) -> String {
 /// * `content` - the text to write (at most 65536 bytes)
 #[tool(risk = "mutation", path_args = ["path"])]
 pub fn write_file(
-    ctx: &ToolContext,
     path: WorkspacePath,
     content: FileContent,
-) -> Result<Modified<String>, std::io::Error> {
+) -> Result<Modified<String>, WorkspaceFsError> {
     let content = content.into_string();
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        ctx.call_id()
-    ));
-    std::fs::write(&tmp, content.as_bytes())?;
-    if let Err(e) = std::fs::rename(&tmp, &path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    path.create_parent_dirs()?;
+    // The temporary file is made by the workspace handle under a name nobody chooses.
+    path.write_atomic(content.as_bytes())?;
     let record = FileRecord {
         bytes: content.len(),
         op: "write".into(),
     };
-    let modifier = ContextModifier::new().with(history_key(ctx, &path), &record);
+    let modifier = ContextModifier::new().with(history_key(&path), &record);
     Ok(Modified::new(
         format!("wrote {} bytes", content.len()),
         modifier,
@@ -126,45 +110,46 @@ pub fn write_file(
 /// * `destination` - where to move it, relative to the workspace
 #[tool(risk = "mutation", path_args = ["source", "destination"])]
 pub fn move_file(
-    ctx: &ToolContext,
     source: WorkspacePath,
     destination: WorkspacePath,
 ) -> Result<Modified<String>, String> {
-    if !source.is_file() {
-        return Err(format!("source is not a file: {}", rel(ctx, &source)));
+    let from = source.relative().display().to_string();
+    let to = destination.relative().display().to_string();
+    match source.metadata() {
+        Ok(m) if m.kind() == FileKind::File => {}
+        Ok(_) => return Err(format!("source is not a file: {from}")),
+        Err(e) => return Err(e.to_string()),
     }
-    if destination.exists() || destination.symlink_metadata().is_ok() {
-        return Err(format!(
-            "destination exists, not overwriting: {}",
-            rel(ctx, &destination)
-        ));
-    }
-    if let Some(parent) = destination.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-    }
-    std::fs::rename(&source, &destination).map_err(|e| format!("move failed: {e}"))?;
-    let bytes = std::fs::metadata(&destination)
+    destination
+        .create_parent_dirs()
+        .map_err(|e| e.to_string())?;
+    // One step: the move itself refuses an existing destination, so nothing is overwritten.
+    source.rename_to(&destination).map_err(|e| match e {
+        WorkspaceFsError::AlreadyExists { .. } => {
+            format!("destination exists, not overwriting: {to}")
+        }
+        e => format!("move failed: {e}"),
+    })?;
+    let bytes = destination
+        .metadata()
         .map(|m| m.len() as usize)
         .unwrap_or(0);
     let modifier = ContextModifier::new()
         .with(
-            history_key(ctx, &source),
+            history_key(&source),
             FileRecord {
                 bytes: 0,
                 op: "move".into(),
             },
         )
         .with(
-            history_key(ctx, &destination),
+            history_key(&destination),
             FileRecord {
                 bytes,
                 op: "write".into(),
             },
         );
-    Ok(Modified::new(
-        format!("moved {} to {}", rel(ctx, &source), rel(ctx, &destination)),
-        modifier,
-    ))
+    Ok(Modified::new(format!("moved {from} to {to}"), modifier))
 }
 
 /// Delete one file from the workspace (never a directory).
@@ -172,30 +157,22 @@ pub fn move_file(
 /// # Arguments
 /// * `path` - the file, relative to the workspace
 #[tool(risk = "destructive", path_args = ["path"])]
-pub fn delete_file(ctx: &ToolContext, path: WorkspacePath) -> Result<Modified<String>, String> {
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| e.to_string())?;
-    if meta.is_dir() {
-        return Err(format!("not a file: {}", rel(ctx, &path)));
+pub fn delete_file(path: WorkspacePath) -> Result<Modified<String>, String> {
+    let name = path.relative().display().to_string();
+    match path.symlink_metadata() {
+        Ok(m) if m.kind() == FileKind::Dir => return Err(format!("not a file: {name}")),
+        Ok(_) => {}
+        Err(e) => return Err(e.to_string()),
     }
-    std::fs::remove_file(&path).map_err(|e| e.to_string())?;
+    path.remove_file().map_err(|e| e.to_string())?;
     let modifier = ContextModifier::new().with(
-        history_key(ctx, &path),
+        history_key(&path),
         FileRecord {
             bytes: 0,
             op: "delete".into(),
         },
     );
-    Ok(Modified::new(
-        format!("deleted {}", rel(ctx, &path)),
-        modifier,
-    ))
-}
-
-fn rel(ctx: &ToolContext, p: &Path) -> String {
-    p.strip_prefix(ctx.workspace())
-        .unwrap_or(p)
-        .display()
-        .to_string()
+    Ok(Modified::new(format!("deleted {name}"), modifier))
 }
 
 /// Run a bash command in the workspace and return its output.

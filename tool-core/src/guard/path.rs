@@ -5,14 +5,22 @@
 //! empty paths, NUL bytes, `..` that climbs out, absolute paths elsewhere, and symlinks, including
 //! dangling ones (a write through a dangling link would create its target).
 //!
-//! This is a check on paths, not an OS sandbox: a symlink swapped in after the check (a TOCTOU
-//! race) or a handler that opens other paths by itself is not covered.
+//! The check is on paths, so on its own it cannot stop a symlink swapped in after it (a TOCTOU
+//! race). The guard therefore also opens the workspace root once as a directory handle, and every
+//! [`WorkspacePath`] it hands out carries that handle: the file operations on a `WorkspacePath`
+//! (see [`crate::guard::workspace`]) resolve beneath the handle, with `openat2(RESOLVE_BENEATH |
+//! RESOLVE_NO_MAGICLINKS)` semantics, whatever the file system does between the check and the
+//! use. A handler that opens paths by itself (through `std::fs`, or a program it spawns) is not
+//! covered by either.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::io;
 use std::ops::Deref;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
+use crate::guard::handle::Workspace;
 use crate::reason::ReasonCode;
 
 /// Most symlinks followed while resolving one dangling link chain, as the kernel's own limit.
@@ -21,15 +29,21 @@ const MAX_LINK_HOPS: u32 = 40;
 /// A path the guard has checked: absolute, normalized, inside the workspace.
 ///
 /// Only the path guard can make one, so a handler that takes a `WorkspacePath` knows the check ran.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// It carries the workspace's directory handle: use its file operations ([`WorkspacePath::read`],
+/// [`WorkspacePath::write_atomic`], [`WorkspacePath::read_dir`], …), which cannot leave the
+/// workspace even if the file system changes after the check. The plain path (through
+/// [`WorkspacePath::as_path`] or `Deref`) was checked, but opening it with `std::fs` is open to
+/// that race.
+#[derive(Clone)]
 pub struct WorkspacePath {
     abs: PathBuf,
+    ws: Arc<Workspace>,
 }
 
 impl WorkspacePath {
     /// Only the guard calls this, after the checks.
-    pub(crate) fn new_checked(abs: PathBuf) -> Self {
-        WorkspacePath { abs }
+    pub(crate) fn new_checked(abs: PathBuf, ws: Arc<Workspace>) -> Self {
+        WorkspacePath { abs, ws }
     }
 
     /// The absolute path.
@@ -40,6 +54,32 @@ impl WorkspacePath {
     /// The absolute path, owned.
     pub fn into_path_buf(self) -> PathBuf {
         self.abs
+    }
+
+    /// The workspace this path belongs to (its root and directory handle).
+    pub(crate) fn workspace(&self) -> &Arc<Workspace> {
+        &self.ws
+    }
+}
+
+impl fmt::Debug for WorkspacePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("WorkspacePath").field(&self.abs).finish()
+    }
+}
+
+// Two checked paths are the same path when they name the same absolute location.
+impl PartialEq for WorkspacePath {
+    fn eq(&self, other: &Self) -> bool {
+        self.abs == other.abs
+    }
+}
+
+impl Eq for WorkspacePath {}
+
+impl Hash for WorkspacePath {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.abs.hash(state);
     }
 }
 
@@ -118,15 +158,19 @@ pub struct WorkspaceError {
     pub reason: String,
 }
 
-/// Checks paths against one workspace root.
+/// Checks paths against one workspace root, and holds the root's directory handle that every
+/// checked path carries.
 #[derive(Debug, Clone)]
 pub struct PathGuard {
+    ws: Arc<Workspace>,
+    // The canonical root, kept here too: every check reads it.
     root: PathBuf,
 }
 
 impl PathGuard {
     /// A guard for `root`, which must be an existing directory; it is canonicalized once here so
-    /// later checks compare against its real location.
+    /// later checks compare against its real location, and opened once as the directory handle
+    /// that the file operations of every checked path resolve beneath.
     pub fn new(root: impl AsRef<Path>) -> Result<Self, WorkspaceError> {
         let path = root.as_ref();
         let err = |reason: String| WorkspaceError {
@@ -137,7 +181,11 @@ impl PathGuard {
         if !root.is_dir() {
             return Err(err("not a directory".to_owned()));
         }
-        Ok(PathGuard { root })
+        let ws = Workspace::open(&root).map_err(|e| err(e.to_string()))?;
+        Ok(PathGuard {
+            ws: Arc::new(ws),
+            root,
+        })
     }
 
     /// The canonical workspace root.
@@ -165,7 +213,7 @@ impl PathGuard {
             });
         }
         self.resolve_plain(&normalized, raw)?;
-        Ok(WorkspacePath::new_checked(normalized))
+        Ok(WorkspacePath::new_checked(normalized, Arc::clone(&self.ws)))
     }
 
     /// `raw` joined to the root (unless absolute) and lexically normalized: what
@@ -392,9 +440,7 @@ mod tests {
     fn join_normalized_matches_the_component_walk() {
         let dir = tempfile::tempdir().expect("tempdir");
         let g = PathGuard::new(dir.path()).expect("guard");
-        let slash = PathGuard {
-            root: PathBuf::from("/"),
-        };
+        let slash = PathGuard::new("/").expect("guard at /");
         let cases = [
             "a",
             "a/b",

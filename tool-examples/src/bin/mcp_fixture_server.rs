@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_core::guard::workspace::WorkspaceFsError;
 use tool_core::mcp::ExecutorBackend;
 use tool_core::{tool, Executor, ExecutorConfig, Json, Registry, ToolContext, WorkspacePath};
 
@@ -62,8 +63,8 @@ fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> S
 /// # Arguments
 /// * `path` - the note, relative to the workspace
 #[tool(risk = "read_only", path_args = ["path"], idempotent)]
-fn read_note(path: WorkspacePath) -> Result<String, std::io::Error> {
-    std::fs::read_to_string(&path)
+fn read_note(path: WorkspacePath) -> Result<String, WorkspaceFsError> {
+    path.read_to_string(1 << 20)
 }
 
 /// How many words a text has.
@@ -91,8 +92,8 @@ fn count_words(text: String, max: Option<u32>) -> Json<WordCount> {
 /// * `path` - the note, relative to the workspace
 /// * `text` - what to write
 #[tool(risk = "mutation", path_args = ["path"])]
-fn write_note(path: WorkspacePath, text: String) -> Result<String, std::io::Error> {
-    std::fs::write(&path, text)?;
+fn write_note(path: WorkspacePath, text: String) -> Result<String, WorkspaceFsError> {
+    path.write_atomic(text.as_bytes())?;
     Ok(format!("wrote {}", path.as_path().display()))
 }
 
