@@ -4,6 +4,18 @@
 //! with `#[tool]` (risk, path arguments, script arguments, concurrency, timeout); the compiler
 //! rejects declarations that contradict the code; the executor enforces every declaration before
 //! the handler runs.
+//!
+//! This crate is the kernel: declarations, registry, executor, guards, schema export and
+//! pinning. What not every program needs is behind cargo features, all off by default:
+//!
+//! - `safety`: the static bash/Python scanner (the `tool-safety` crate) as the executor's script
+//!   gate, re-exported as [`safety`] (without it, tools with script arguments are refused);
+//! - `cli`: the command line, [`cli`] (its `scan` command and the script gate of `call` and the
+//!   demo need `safety` as well);
+//! - `mcp`: the MCP server and proxy, `mcp`.
+//!
+//! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
+//! from the `tool-rules` crate, which the runtime uses too.
 #![warn(missing_docs)]
 
 pub mod approval;
@@ -16,8 +28,10 @@ pub mod guard;
 pub mod outcome;
 pub mod pin;
 pub mod registry;
-pub mod safety;
 pub mod schema;
+
+#[cfg(feature = "safety")]
+pub mod safety;
 
 #[cfg(feature = "cli")]
 pub mod cli;

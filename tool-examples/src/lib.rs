@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use tool_core::registry::RegistryError;
 use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
 
+pub mod demo;
 mod limits;
 mod process;
 

@@ -26,7 +26,7 @@ use crate::approval::{
     risk_allows_session_grant, risk_needs_approval, ApprovalDecision, ApprovalReason,
     ApprovalRequest, ApprovalStatus, Approver,
 };
-use crate::audit::{timestamp_now, AuditEvent, AuditSink, NoopAuditSink};
+use crate::audit::{timestamp_now, AuditEvent, AuditSink, NoopAuditSink, SafetyAudit};
 use crate::call::{parse_call, ParseError, ParseLimits, ToolCall};
 use crate::context::{ContextModifier, ToolContext};
 use crate::decl::{Risk, ToolDecl};
@@ -40,7 +40,7 @@ mod options;
 mod session;
 
 pub use batch::BatchOptions;
-pub use gate::{GateVerdict, ScriptGate};
+pub use gate::{GateAudit, GateDecision, GateRiskLevel, GateVerdict, ScriptGate};
 pub use options::CallOptions;
 pub use session::Session;
 
@@ -370,7 +370,7 @@ struct Record {
     risk: Option<Risk>,
     approval: ApprovalStatus,
     rule_ids: Vec<String>,
-    safety: Option<Value>,
+    safety: Option<GateAudit>,
     args_sha256: Option<String>,
     truncated: bool,
     options: CallOptions,
@@ -1026,17 +1026,13 @@ impl Executor {
                 args_sha256: rec.args_sha256,
                 registry_fingerprint: self.registry.fingerprint().to_owned(),
                 truncated: rec.truncated,
-                safety: rec.safety.map(|mut fields| {
-                    if let Value::Object(m) = &mut fields {
-                        let blocked = matches!(
-                            code,
-                            Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
-                        ) || (code == Some(ReasonCode::ApprovalDenied)
-                            && scanned_findings);
-                        m.insert("approval".into(), Value::from(rec.approval.as_str()));
-                        m.insert("blocked".into(), Value::from(blocked));
-                    }
-                    fields
+                safety: rec.safety.map(|gate| SafetyAudit {
+                    gate,
+                    blocked: matches!(
+                        code,
+                        Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
+                    ) || (code == Some(ReasonCode::ApprovalDenied) && scanned_findings),
+                    approval: rec.approval,
                 }),
             };
             if let Err(e) = self.config.audit.record(&event) {

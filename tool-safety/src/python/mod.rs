@@ -17,10 +17,11 @@ use ruff_python_ast::{
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
-use super::catalog::finding;
-use super::paths::{self, PathClass};
-use super::scanner::{self, CallView, Sink};
-use super::SafetyFinding;
+use crate::catalog::finding;
+use crate::paths::{self, PathClass};
+use crate::report::SafetyFinding;
+use crate::sink::{self, CallView, Sink};
+use crate::ScriptLang;
 
 /// Deepest syntax tree walked, and deepest bracket nesting accepted, before the scan gives up.
 const MAX_TREE_DEPTH: usize = 400;
@@ -51,7 +52,7 @@ pub(crate) const PARSER: &str = "ruff_python_parser 0.0.10";
 /// Scan `src` as Python into `sink`. `nest` counts re-parsed strings (`python -c`, `exec("...")`);
 /// `base` is the outer position every nested finding is reported at.
 pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) {
-    if !scanner::nesting_ok(sink, nest, base) {
+    if !sink::nesting_ok(sink, nest, base) {
         return;
     }
     // The parser grows its own stack on deep input; it never fails, it reports errors.
@@ -979,7 +980,8 @@ impl<'t, 's: 't> Py<'_, 's> {
                     self.push(finding("PY-DOWNLOAD-EXEC", ev), n);
                 }
                 let base = self.base.or(Some(self.pos(n)));
-                super::bash::scan(&cmd, self.sink, self.nest + 1, base);
+                self.sink
+                    .scan_nested(ScriptLang::Bash, &cmd, self.nest + 1, base);
             }
             None if self.is_tainted(arg) => self.push(finding("PY-DOWNLOAD-EXEC", ev), n),
             None => self.push(finding(rule, ev), n),
@@ -1029,7 +1031,8 @@ impl<'t, 's: 't> Py<'_, 's> {
                 match items.first().cloned().flatten() {
                     Some(cmd) => {
                         let base = self.base.or(Some(self.pos(n)));
-                        super::bash::scan(&cmd, self.sink, self.nest + 1, base);
+                        self.sink
+                            .scan_nested(ScriptLang::Bash, &cmd, self.nest + 1, base);
                     }
                     None => self.push(finding("PY-SUBPROCESS-SHELL", ev), n),
                 }
@@ -1071,11 +1074,8 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         }
         let base = self.base.or(Some(self.pos(n)));
-        let mut sub = Sink {
-            cwd_class: self.sink.cwd_class,
-            ..Sink::default()
-        };
-        super::bash::scan(&line.join(" "), &mut sub, self.nest + 1, base);
+        let mut sub = self.sink.child();
+        sub.scan_nested(ScriptLang::Bash, &line.join(" "), self.nest + 1, base);
         for f in sub.findings {
             // Quoting the argv is ours, not the author's: do not call it obfuscation.
             if f.rule_id != "BASH-OBFUSCATION" {

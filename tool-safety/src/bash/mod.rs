@@ -8,10 +8,15 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::catalog::finding;
-use super::paths::{self, PathClass};
-use super::scanner::{self, CommandView, Sink};
-use super::SafetyFinding;
+use crate::catalog::finding;
+use crate::paths::{self, PathClass};
+use crate::report::SafetyFinding;
+use crate::sink::{CommandView, Sink};
+use crate::ScriptLang;
+
+mod parse;
+
+pub(crate) use parse::PARSER;
 
 /// Deepest syntax tree walked before the scan gives up (a stack guard, not a style limit).
 const MAX_TREE_DEPTH: usize = 400;
@@ -24,7 +29,7 @@ pub(crate) fn scan(
     nest: usize,
     base: Option<(u32, u32)>,
 ) -> Option<tree_sitter::Tree> {
-    let tree = scanner::parse_bash_for_scan(src, sink, nest, base)?;
+    let tree = parse::parse_bash_for_scan(src, sink, nest, base)?;
     let root = tree.root_node();
     let mut b = Bash {
         src,
@@ -209,7 +214,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             Interp::Shell => {
                 scan(code, self.sink, self.nest + 1, base);
             }
-            Interp::Python => super::python::scan(code, self.sink, self.nest + 1, base),
+            Interp::Python => self
+                .sink
+                .scan_nested(ScriptLang::Python, code, self.nest + 1, base),
             Interp::Other => {}
         }
     }
