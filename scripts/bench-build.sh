@@ -61,7 +61,6 @@ RS
     # The checkout's lock file pins the same versions the project tests with.
     cp "$checkout/Cargo.lock" "$crate/Cargo.lock"
     export CARGO_TARGET_DIR="$crate/target"
-    (cd "$crate" && cargo fetch --quiet)
     start=$(date +%s.%N)
     (cd "$crate" && cargo build --offline --color never 2> "$crate/build.log")
     end=$(date +%s.%N)

@@ -9,10 +9,11 @@
 //! pinning. What not every program needs is behind cargo features, all off by default:
 //!
 //! - `safety`: the static bash/Python scanner (the `tool-safety` crate) as the executor's script
-//!   gate, re-exported as [`safety`] (without it, tools with script arguments are refused);
-//! - `cli`: the command line, [`cli`] (its `scan` command and the script gate of `call` and the
-//!   demo need `safety` as well);
-//! - `mcp`: the MCP server and proxy, `mcp`.
+//!   gate, re-exported as `tool_core::safety`; without it, tools with script arguments are
+//!   refused;
+//! - `cli`: the command line, `tool_core::cli`; its `scan` command, and the script gate of the
+//!   commands that run tools, need `safety` as well;
+//! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
 //!
 //! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
 //! from the `tool-rules` crate, which the runtime uses too.

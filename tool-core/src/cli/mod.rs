@@ -1,7 +1,7 @@
 //! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
 //!
 //! Commands: `list`, `dump`, `pin`, `verify`, `call`, and `demo` when the program registers one
-//! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and [`run_scan`]) with
+//! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
 //! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
 //! script gate; without it, tools with script arguments are refused.
 
@@ -282,5 +282,39 @@ pub(crate) struct CliError(pub(crate) String);
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
         CliError(e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> Registry {
+        Registry::builder()
+            .build()
+            .expect("an empty registry is valid")
+    }
+
+    #[test]
+    fn demo_without_a_registered_demo_fails() {
+        let code = run_with(&empty(), ["prog", "demo"]);
+        assert_eq!(code, ExitCode::from(1));
+    }
+
+    #[test]
+    fn demo_runs_the_registered_function_with_its_flags() {
+        fn demo(_: &Registry, args: &DemoArgs) -> Result<ExitCode, DemoError> {
+            if args.interactive {
+                Ok(ExitCode::from(7))
+            } else {
+                Err("not interactive".into())
+            }
+        }
+        let cli = Cli::new().demo(demo);
+        assert_eq!(
+            cli.run_with(&empty(), ["prog", "demo", "--interactive"]),
+            ExitCode::from(7)
+        );
+        assert_eq!(cli.run_with(&empty(), ["prog", "demo"]), ExitCode::from(1));
     }
 }

@@ -1,4 +1,6 @@
-//! The hook through which the static script scan (step 7) takes part in every call.
+//! The hook through which the static script scan (step 7) takes part in every call, and the
+//! audit record a gate returns. The kernel defines both; the scanner (`tool-safety`, feature
+//! `safety`) plugs in from outside and is never imported here.
 
 use std::fmt;
 
