@@ -9,7 +9,8 @@ use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
 use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
 use crate::rule::{SafetyRule, ScanContext};
 use crate::sink::Sink;
-use crate::{audit, bash, python, redact, ScriptLang};
+use crate::{audit, bash, python, redact};
+use tool_rules::ScriptLang;
 
 /// Scan a script nested in another one (`bash -c "python -c '…'"`, `os.system(…)`) in its own
 /// language. The scanner hands this to every [`Sink`], so the language modules never import each

@@ -3,7 +3,7 @@
 use crate::catalog::finding;
 use crate::paths::PathClass;
 use crate::report::SafetyFinding;
-use crate::ScriptLang;
+use tool_rules::ScriptLang;
 
 /// Deepest chain of re-parsed strings (`bash -c "python -c '...'"`) followed.
 pub(crate) const MAX_NEST: usize = 4;

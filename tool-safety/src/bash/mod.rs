@@ -12,7 +12,7 @@ use crate::catalog::finding;
 use crate::paths::{self, PathClass};
 use crate::report::SafetyFinding;
 use crate::sink::{CommandView, Sink};
-use crate::ScriptLang;
+use tool_rules::ScriptLang;
 
 mod commands;
 mod exec;

@@ -21,7 +21,7 @@ use crate::catalog::finding;
 use crate::paths::{self, PathClass};
 use crate::report::SafetyFinding;
 use crate::sink::{self, CallView, Sink};
-use crate::ScriptLang;
+use tool_rules::ScriptLang;
 
 mod calls;
 mod values;
