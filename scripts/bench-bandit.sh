@@ -9,7 +9,7 @@
 #   scan per file    one `tool-scan --lang python FILE` process per file
 # The per-file runs alternate between the tools, ROUNDS (default 3) times over the corpus.
 # and prints the per-file means and ratios. Process start-up counts on both sides of the
-# per-file figures; the in-process scan time is in `cargo bench -p tool-core --bench scan`.
+# per-file figures; the in-process scan time is in `cargo bench -p tool-safety --bench scan`.
 #
 # Usage: scripts/bench-bandit.sh           (N=100 scripts/bench-bandit.sh for a bigger corpus)
 set -euo pipefail

@@ -11,7 +11,7 @@ use exec_support::{call, ScriptedApprover};
 use serde_json::json;
 use tool_core::approval::{ApprovalDecision, ApprovalReason};
 use tool_core::audit::MemoryAuditSink;
-use tool_core::executor::{Executor, ExecutorConfig};
+use tool_core::executor::{Executor, ExecutorConfig, GateDecision};
 use tool_core::safety::{SafetyPolicy, Scanner, ScannerGate};
 use tool_core::CallOptions;
 use tool_core::{ReasonCode, Registry};
@@ -67,13 +67,16 @@ async fn a_denied_script_never_reaches_the_approver_or_the_shell() {
         .safety
         .as_ref()
         .expect("scan fields in the audit event");
-    assert_eq!(safety["decision"], "deny");
-    assert_eq!(safety["blocked"], true);
+    assert_eq!(safety.gate.decision, GateDecision::Deny);
+    assert!(safety.blocked);
     assert!(events[0]
         .rule_ids
         .iter()
         .any(|r| r == "BASH-CURL-PIPE-SHELL"));
     let line = serde_json::to_string(&events[0]).expect("serializable");
+    let json: serde_json::Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(json["safety"]["decision"], "deny");
+    assert_eq!(json["safety"]["blocked"], true);
     assert!(
         !line.contains("198.51.100.7"),
         "no script text in the audit: {line}"

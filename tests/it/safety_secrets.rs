@@ -36,7 +36,7 @@ fn reports_and_audit_fields_never_contain_planted_secrets() {
         let req = SafetyScanRequest::new("t", lang, script.clone()).with_env_names(["API_TOKEN"]);
         let report = scanner.scan(&req);
         assert!(!report.findings.is_empty(), "no findings for {script}");
-        let audit = audit_fields(&report, &req, false, ApprovalStatus::Pending);
+        let audit = audit_fields(&report, &req, false, ApprovalStatus::NotReached);
         let outputs = [
             serde_json::to_string(&report).expect("json"),
             serde_json::to_string(&audit).expect("json"),
@@ -52,7 +52,7 @@ fn reports_and_audit_fields_never_contain_planted_secrets() {
             }
             assert!(!out.contains(&script), "script text leaked");
         }
-        assert_eq!(audit.script_sha256.len(), 64);
+        assert_eq!(audit.gate.script_sha256.len(), 64);
         assert!(audit.blocked);
         for f in &report.findings {
             assert!(f.evidence.chars().count() <= tool_core::safety::EVIDENCE_MAX_CHARS);
@@ -70,8 +70,12 @@ fn redaction_is_flagged_in_report_and_audit() {
     );
     let report = scanner.scan(&req);
     assert!(report.redacted);
-    let audit = audit_fields(&report, &req, true, ApprovalStatus::BlockedByPolicy);
-    assert!(audit.redacted);
-    assert_eq!(audit.policy_version, "builtin-1");
-    assert!(audit.rule_ids.iter().any(|r| r == "BASH-CURL-PIPE-SHELL"));
+    let audit = audit_fields(&report, &req, true, ApprovalStatus::NotReached);
+    assert!(audit.gate.redacted);
+    assert_eq!(audit.gate.policy_version, "builtin-1");
+    assert!(audit
+        .gate
+        .rule_ids
+        .iter()
+        .any(|r| r == "BASH-CURL-PIPE-SHELL"));
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
+use crate::executor::gate::{GateAudit, GateDecision, GateRiskLevel};
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
 
@@ -49,7 +50,73 @@ pub struct AuditEvent {
     pub truncated: bool,
     /// The safety scan's audit fields, for calls the script gate judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub safety: Option<serde_json::Value>,
+    pub safety: Option<SafetyAudit>,
+}
+
+/// What an audit event records about the script gate's scan of a call: the gate's own record and
+/// how the call was decided. Serialized flat, in the order `tool_name, decision, risk_level,
+/// rule_ids, duration_ms, redacted, blocked, approval, script_sha256, policy_version`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "SafetyAuditWire", into = "SafetyAuditWire")]
+pub struct SafetyAudit {
+    /// What the gate reported (never the script).
+    pub gate: GateAudit,
+    /// The script was kept from running (denied, review refused or blocked by policy).
+    pub blocked: bool,
+    /// How approval went for the call.
+    pub approval: ApprovalStatus,
+}
+
+/// The serialized shape of [`SafetyAudit`].
+#[derive(Serialize, Deserialize)]
+struct SafetyAuditWire {
+    tool_name: String,
+    decision: GateDecision,
+    risk_level: GateRiskLevel,
+    rule_ids: Vec<String>,
+    duration_ms: f64,
+    redacted: bool,
+    blocked: bool,
+    approval: ApprovalStatus,
+    script_sha256: String,
+    policy_version: String,
+}
+
+impl From<SafetyAudit> for SafetyAuditWire {
+    fn from(a: SafetyAudit) -> Self {
+        let g = a.gate;
+        SafetyAuditWire {
+            tool_name: g.tool_name,
+            decision: g.decision,
+            risk_level: g.risk_level,
+            rule_ids: g.rule_ids,
+            duration_ms: g.duration_ms,
+            redacted: g.redacted,
+            blocked: a.blocked,
+            approval: a.approval,
+            script_sha256: g.script_sha256,
+            policy_version: g.policy_version,
+        }
+    }
+}
+
+impl From<SafetyAuditWire> for SafetyAudit {
+    fn from(w: SafetyAuditWire) -> Self {
+        SafetyAudit {
+            gate: GateAudit {
+                tool_name: w.tool_name,
+                decision: w.decision,
+                risk_level: w.risk_level,
+                rule_ids: w.rule_ids,
+                duration_ms: w.duration_ms,
+                redacted: w.redacted,
+                script_sha256: w.script_sha256,
+                policy_version: w.policy_version,
+            },
+            blocked: w.blocked,
+            approval: w.approval,
+        }
+    }
 }
 
 /// Where audit events go. Implementations must be safe to call from concurrent calls.
@@ -174,6 +241,49 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn safety_audit_serializes_flat_in_a_fixed_order() {
+        let audit = SafetyAudit {
+            gate: GateAudit {
+                tool_name: "run_bash".into(),
+                decision: GateDecision::NeedsHumanReview,
+                risk_level: GateRiskLevel::High,
+                rule_ids: vec!["BASH-SUDO".into()],
+                duration_ms: 0.25,
+                redacted: false,
+                script_sha256: "ab".repeat(32),
+                policy_version: "builtin-1".into(),
+            },
+            blocked: true,
+            approval: ApprovalStatus::Denied,
+        };
+        let json = serde_json::to_string(&audit).expect("serializable");
+        let keys = [
+            "tool_name",
+            "decision",
+            "risk_level",
+            "rule_ids",
+            "duration_ms",
+            "redacted",
+            "blocked",
+            "approval",
+            "script_sha256",
+            "policy_version",
+        ];
+        let at: Vec<usize> = keys
+            .iter()
+            .map(|k| json.find(&format!("\"{k}\":")).expect(k))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{json}");
+        assert!(
+            json.contains(r#""decision":"needs_human_review""#),
+            "{json}"
+        );
+        assert!(json.contains(r#""approval":"denied""#), "{json}");
+        let back: SafetyAudit = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(back, audit);
+    }
 
     #[test]
     fn timestamps_are_rfc3339() {

@@ -41,23 +41,41 @@ impl Risk {
 
     /// The stable name used in declarations, dumps and audit events.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Risk::Safe => "safe",
-            Risk::ReadOnly => "read_only",
-            Risk::Mutation => "mutation",
-            Risk::Destructive => "destructive",
-            Risk::Dangerous => "dangerous",
-        }
+        tool_rules::Risk::from(self).as_str()
     }
 
     /// `true` for `safe` and `read_only`: the tool never changes state.
     pub fn is_read_only(self) -> bool {
-        matches!(self, Risk::Safe | Risk::ReadOnly)
+        tool_rules::Risk::from(self).is_read_only()
     }
 
     /// `true` for `destructive` and `dangerous`: every call needs a fresh approval.
     pub fn is_destructive(self) -> bool {
-        matches!(self, Risk::Destructive | Risk::Dangerous)
+        tool_rules::Risk::from(self).is_destructive()
+    }
+}
+
+impl From<Risk> for tool_rules::Risk {
+    fn from(r: Risk) -> Self {
+        match r {
+            Risk::Safe => tool_rules::Risk::Safe,
+            Risk::ReadOnly => tool_rules::Risk::ReadOnly,
+            Risk::Mutation => tool_rules::Risk::Mutation,
+            Risk::Destructive => tool_rules::Risk::Destructive,
+            Risk::Dangerous => tool_rules::Risk::Dangerous,
+        }
+    }
+}
+
+impl From<tool_rules::Risk> for Risk {
+    fn from(r: tool_rules::Risk) -> Self {
+        match r {
+            tool_rules::Risk::Safe => Risk::Safe,
+            tool_rules::Risk::ReadOnly => Risk::ReadOnly,
+            tool_rules::Risk::Mutation => Risk::Mutation,
+            tool_rules::Risk::Destructive => Risk::Destructive,
+            tool_rules::Risk::Dangerous => Risk::Dangerous,
+        }
     }
 }
 
@@ -76,55 +94,15 @@ impl FromStr for Risk {
     type Err = UnknownRisk;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Risk::ALL
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        tool_rules::Risk::from_name(s)
+            .map(Risk::from)
             .ok_or_else(|| UnknownRisk(s.to_owned()))
     }
 }
 
-/// The language of a script argument, which selects the safety scanner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ScriptLang {
-    /// A bash (POSIX shell) command or script.
-    Bash,
-    /// Python 3 source.
-    Python,
-}
-
-impl ScriptLang {
-    /// The stable name used in declarations and dumps.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ScriptLang::Bash => "bash",
-            ScriptLang::Python => "python",
-        }
-    }
-}
-
-impl fmt::Display for ScriptLang {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A script language name that is not `bash` or `python`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown script language `{0}`; expected one of: bash, python")]
-pub struct UnknownScriptLang(pub String);
-
-impl FromStr for ScriptLang {
-    type Err = UnknownScriptLang;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "bash" => Ok(ScriptLang::Bash),
-            "python" => Ok(ScriptLang::Python),
-            other => Err(UnknownScriptLang(other.to_owned())),
-        }
-    }
-}
+/// The language of a script argument, which selects the safety scanner (shared with the macro
+/// and the scanner through `tool-rules`).
+pub use tool_rules::{ScriptLang, UnknownScriptLang};
 
 /// Everything a tool declares: the contract the executor enforces before the handler runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,28 +148,11 @@ impl ToolDecl {
 }
 
 /// `true` when `name` is accepted by every model provider: `^[a-zA-Z0-9_-]{1,64}$`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use tool_rules::is_valid_tool_name;
 
-/// Parse a timeout such as `30s`, `500ms`, `2m` or `1h`.
+/// Parse a timeout such as `30s`, `500ms`, `2m` or `1h` (the rule of `#[tool(timeout = ..)]`).
 pub fn parse_timeout(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.checked_mul(60)?),
-        "h" => Duration::from_secs(n.checked_mul(3600)?),
-        _ => return None,
-    };
-    (!d.is_zero()).then_some(d)
+    tool_rules::parse_timeout_ms(text).map(Duration::from_millis)
 }
 
 #[cfg(test)]
@@ -205,6 +166,19 @@ mod tests {
         }
         assert!("readonly".parse::<Risk>().is_err());
         assert_eq!(Risk::default(), Risk::Mutation);
+    }
+
+    #[test]
+    fn risk_agrees_with_the_shared_rules() {
+        for (r, shared) in Risk::ALL.into_iter().zip(tool_rules::Risk::ALL) {
+            assert_eq!(tool_rules::Risk::from(r), shared);
+            assert_eq!(Risk::from(shared), r);
+            assert_eq!(
+                serde_json::to_value(r).ok(),
+                Some(Value::from(shared.as_str()))
+            );
+        }
+        assert_eq!(Risk::from(tool_rules::Risk::default()), Risk::default());
     }
 
     #[test]

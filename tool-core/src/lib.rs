@@ -4,6 +4,19 @@
 //! with `#[tool]` (risk, path arguments, script arguments, concurrency, timeout); the compiler
 //! rejects declarations that contradict the code; the executor enforces every declaration before
 //! the handler runs.
+//!
+//! This crate is the kernel: declarations, registry, executor, guards, schema export and
+//! pinning. What not every program needs is behind cargo features, all off by default:
+//!
+//! - `safety`: the static bash/Python scanner (the `tool-safety` crate) as the executor's script
+//!   gate, re-exported as `tool_core::safety`; without it, tools with script arguments are
+//!   refused;
+//! - `cli`: the command line, `tool_core::cli`; its `scan` command, and the script gate of the
+//!   commands that run tools, need `safety` as well;
+//! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
+//!
+//! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
+//! from the `tool-rules` crate, which the runtime uses too.
 #![warn(missing_docs)]
 
 pub mod approval;
@@ -17,9 +30,11 @@ pub mod outcome;
 pub mod pin;
 pub mod reason;
 pub mod registry;
-pub mod safety;
 pub mod schema;
 pub mod status;
+
+#[cfg(feature = "safety")]
+pub mod safety;
 
 #[cfg(feature = "cli")]
 pub mod cli;

@@ -343,9 +343,10 @@ fn check_and_compile(decl: &ToolDecl) -> Result<jsonschema::Validator, RegistryE
         reason,
     };
     if !is_valid_tool_name(&decl.name) {
-        return Err(bad(
-            "name must match ^[a-zA-Z0-9_-]{1,64}$ (providers reject other names)".to_owned(),
-        ));
+        return Err(bad(format!(
+            "name must match {} (providers reject other names)",
+            tool_rules::TOOL_NAME_PATTERN
+        )));
     }
     if decl.description.trim().is_empty() {
         return Err(bad("a description is required".to_owned()));

@@ -59,45 +59,8 @@ fn usage(key: &str) -> &'static str {
     }
 }
 
-/// Risk levels, mirroring `tool_core::Risk` (the macro crate cannot depend on the runtime).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Risk {
-    Safe,
-    ReadOnly,
-    /// Fail closed: a tool that does not say what it is counts as one that writes.
-    #[default]
-    Mutation,
-    Destructive,
-    Dangerous,
-}
-
-pub(crate) const RISKS: &[(&str, Risk)] = &[
-    ("safe", Risk::Safe),
-    ("read_only", Risk::ReadOnly),
-    ("mutation", Risk::Mutation),
-    ("destructive", Risk::Destructive),
-    ("dangerous", Risk::Dangerous),
-];
-
-impl Risk {
-    pub(crate) fn as_str(self) -> &'static str {
-        RISKS
-            .iter()
-            .find(|(_, r)| *r == self)
-            .map_or("mutation", |(s, _)| s)
-    }
-
-    pub(crate) fn is_read_only(self) -> bool {
-        matches!(self, Risk::Safe | Risk::ReadOnly)
-    }
-}
-
-/// Script languages, mirroring `tool_core::ScriptLang`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ScriptLang {
-    Bash,
-    Python,
-}
+/// Risk levels and script languages: the rules shared with the runtime.
+pub(crate) use tool_rules::{Risk, ScriptLang};
 
 /// A parsed value and the tokens it came from.
 #[derive(Debug, Clone)]
@@ -342,19 +305,18 @@ fn path(cx: &Ctxt, meta: &Meta, key: &str) -> Option<syn::Path> {
 }
 
 fn risk(cx: &Ctxt, s: Spanned<String>) -> Option<Spanned<Risk>> {
-    match RISKS.iter().find(|(name, _)| *name == s.value) {
-        Some((_, r)) => Some(Spanned {
-            value: *r,
+    match Risk::from_name(&s.value) {
+        Some(r) => Some(Spanned {
+            value: r,
             tokens: s.tokens,
         }),
         None => {
-            let valid: Vec<&str> = RISKS.iter().map(|(n, _)| *n).collect();
             cx.error_spanned_by(
                 &s,
                 format!(
                     "unknown risk `{}`; expected one of: {}",
                     s.value,
-                    valid.join(", ")
+                    Risk::NAMES.join(", ")
                 ),
             );
             None
@@ -363,16 +325,17 @@ fn risk(cx: &Ctxt, s: Spanned<String>) -> Option<Spanned<Risk>> {
 }
 
 fn script_lang(cx: &Ctxt, s: Spanned<String>) -> Option<Spanned<ScriptLang>> {
-    let value = match s.value.as_str() {
-        "bash" => ScriptLang::Bash,
-        "python" => ScriptLang::Python,
-        other => {
-            cx.error_spanned_by(
-                &s,
-                format!("unknown `script_lang` `{other}`; expected one of: bash, python"),
-            );
-            return None;
-        }
+    let Some(value) = ScriptLang::from_name(&s.value) else {
+        let valid: Vec<&str> = ScriptLang::ALL.iter().map(|l| l.as_str()).collect();
+        cx.error_spanned_by(
+            &s,
+            format!(
+                "unknown `script_lang` `{}`; expected one of: {}",
+                s.value,
+                valid.join(", ")
+            ),
+        );
+        return None;
     };
     Some(Spanned {
         value,
@@ -394,22 +357,8 @@ fn timeout(cx: &Ctxt, s: Spanned<String>) -> Option<u64> {
     ms
 }
 
-/// The rules of `tool_core::decl::parse_timeout`, in milliseconds: digits, then `ms`, `s`, `m`
-/// or `h`; zero and overflow are rejected.
-pub(crate) fn parse_timeout_ms(text: &str) -> Option<u64> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let ms = match unit {
-        "ms" => Some(n),
-        "s" => n.checked_mul(1_000),
-        "m" => n.checked_mul(60_000),
-        "h" => n.checked_mul(3_600_000),
-        _ => None,
-    }?;
-    (ms != 0).then_some(ms)
-}
+/// The timeout rule shared with the runtime, in milliseconds.
+pub(crate) use tool_rules::parse_timeout_ms;
 
 #[cfg(test)]
 mod tests {

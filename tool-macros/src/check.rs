@@ -147,12 +147,7 @@ fn check_single_context(cx: &Ctxt, tool: &Tool<'_>) {
 
 /// Model providers reject tool names outside `^[a-zA-Z0-9_-]{1,64}$`.
 fn check_name(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
-    let valid = |n: &str| {
-        !n.is_empty()
-            && n.len() <= 64
-            && n.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-    };
+    let valid = tool_rules::is_valid_tool_name;
     match &attrs.name {
         Some(name) if !valid(&name.value) => cx.error_spanned_by(
             name,

@@ -8,8 +8,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use crate::confine::Enforcement;
+use crate::error::SandboxError;
 use crate::helper::{ExecSpec, ERR_PREFIX, HELPER_FLAG, OK_PREFIX};
-use crate::{Enforcement, Mode, Rlimits, SandboxError, SandboxPolicy};
+use crate::policy::{Mode, Rlimits, SandboxPolicy};
 
 /// The helper binary's file name.
 pub const HELPER_NAME: &str = "tool-sandbox-exec";

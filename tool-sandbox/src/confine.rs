@@ -9,8 +9,10 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::error::SandboxError;
+use crate::policy::{FsAccess, Mode, SandboxPolicy};
 use crate::policy::{DEV_READ, DEV_READ_WRITE};
-use crate::{seccomp, FsAccess, Mode, SandboxError, SandboxPolicy};
+use crate::seccomp;
 
 /// The Landlock ABI this crate asks for (file rights up to ABI 5, TCP rules from 4, scopes from 6).
 pub(crate) const TARGET_ABI: ABI = ABI::V7;

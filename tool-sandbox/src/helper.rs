@@ -26,7 +26,9 @@ use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 
-use crate::{confine_current_thread, Mode, Rlimits, SandboxError, SandboxPolicy};
+use crate::confine::confine_current_thread;
+use crate::error::SandboxError;
+use crate::policy::{Mode, Rlimits, SandboxPolicy};
 
 /// The first argument that selects helper mode (so any binary can embed the helper).
 pub const HELPER_FLAG: &str = "--tool-sandbox-exec";

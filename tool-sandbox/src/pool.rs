@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
-use crate::{confine_current_thread, Enforcement, Mode, SandboxError, SandboxPolicy};
+use crate::confine::{confine_current_thread, Enforcement};
+use crate::error::SandboxError;
+use crate::policy::{Mode, SandboxPolicy};
 
 /// Sizes of a [`ConfinedPool`].
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use seccompiler::{
     SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
 };
 
-use crate::SandboxError;
+use crate::error::SandboxError;
 
 /// Syscalls denied to every confined thread and process.
 pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {

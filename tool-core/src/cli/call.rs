@@ -89,6 +89,7 @@ pub enum CallCommandError {
         source: io::Error,
     },
     /// The safety policy is invalid.
+    #[cfg(feature = "safety")]
     #[error("the safety policy is invalid: {0}")]
     Policy(#[from] crate::safety::PolicyError),
     /// Reading input or writing output failed.
@@ -111,11 +112,15 @@ pub fn run_call(
     output: impl Write,
     args: &CallArgs,
 ) -> Result<(), CallCommandError> {
-    let gate = crate::safety::ScannerGate::with_default_policy()?;
     let mut config = ExecutorConfig::new(&args.workspace)
         .error_budget(args.error_budget)
-        .max_concurrency(args.max_concurrency)
-        .script_gate(Arc::new(gate));
+        .max_concurrency(args.max_concurrency);
+    // Without the scanner there is no gate, and tools with script arguments are refused.
+    #[cfg(feature = "safety")]
+    {
+        let gate = crate::safety::ScannerGate::with_default_policy()?;
+        config = config.script_gate(Arc::new(gate));
+    }
     match args.approve {
         ApproveMode::Deny => {}
         ApproveMode::Allow => config = config.approver(Arc::new(FixedApprover::allow())),

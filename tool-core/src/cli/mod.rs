@@ -1,4 +1,9 @@
 //! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
+//!
+//! Commands: `list`, `dump`, `pin`, `verify`, `call`, and `demo` when the program registers one
+//! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
+//! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
+//! script gate; without it, tools with script arguments are refused.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -8,10 +13,10 @@ use clap::{Parser, Subcommand};
 use crate::registry::Registry;
 
 pub mod call;
-mod demo;
 mod dump;
 mod list;
 mod pin;
+#[cfg(feature = "safety")]
 mod scan;
 #[cfg(feature = "mcp")]
 mod serve;
@@ -22,17 +27,125 @@ use shared::CliError;
 /// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None)]
-struct Cli {
+struct Args {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Arguments of `demo`, handed to the program's demo function.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DemoArgs {
+    /// Answer the approval prompts yourself instead of the script.
+    #[arg(long)]
+    pub interactive: bool,
+    /// Run in this (existing, preferably empty) directory instead of a fresh temporary one.
+    #[arg(long)]
+    pub workspace: Option<std::path::PathBuf>,
+}
+
+/// Why a program's demo failed; printed on stderr, exit code 1.
+pub type DemoError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A program's `demo` command: a scripted session over the registry.
+pub type DemoFn = fn(&Registry, &DemoArgs) -> Result<ExitCode, DemoError>;
+
+/// An application's command line: the built-in commands, plus what the application adds.
+///
+/// ```no_run
+/// # use std::process::ExitCode;
+/// # use tool_core::cli::{Cli, DemoArgs, DemoError};
+/// # use tool_core::Registry;
+/// fn demo(_registry: &Registry, _args: &DemoArgs) -> Result<ExitCode, DemoError> {
+///     Ok(ExitCode::SUCCESS)
+/// }
+///
+/// fn main() {
+///     Cli::new().demo(demo).run()
+/// }
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Cli {
+    demo: Option<DemoFn>,
+}
+
+impl Cli {
+    /// The built-in commands only; `demo` says that no demo is registered.
+    pub fn new() -> Self {
+        Cli::default()
+    }
+
+    /// Run `demo` for the `demo` command.
+    pub fn demo(mut self, demo: DemoFn) -> Self {
+        self.demo = Some(demo);
+        self
+    }
+
+    /// Run the command line over every `#[tool]` linked into the program, then exit the process.
+    ///
+    /// Commands that never look at the registry (`scan`, `proxy`) run without building it, so a
+    /// one-shot scan does not pay for compiling every tool's validator.
+    pub fn run(&self) -> ! {
+        let code = match parse(std::env::args_os()) {
+            Err(code) => code,
+            Ok(command) if !command.needs_registry() => finish(self.dispatch(None, command)),
+            Ok(command) => match Registry::from_inventory() {
+                Ok(registry) => finish(self.dispatch(Some(&registry), command)),
+                Err(e) => {
+                    eprintln!("error: the tool registry is invalid: {e}");
+                    ExitCode::from(1)
+                }
+            },
+        };
+        std::process::exit(exit_code_number(code));
+    }
+
+    /// Run the command line over `registry` with these arguments (the first is the program name).
+    pub fn run_with<I, T>(&self, registry: &Registry, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        match parse(args) {
+            Ok(command) => finish(self.dispatch(Some(registry), command)),
+            Err(code) => code,
+        }
+    }
+
+    /// Run one command. `registry` is `None` only for commands that do not need it.
+    fn dispatch(
+        &self,
+        registry: Option<&Registry>,
+        command: Command,
+    ) -> Result<ExitCode, CliError> {
+        let registry =
+            || registry.ok_or_else(|| CliError("this command needs the tool registry".into()));
+        match command {
+            Command::List => list::run(registry()?),
+            Command::Demo(args) => match self.demo {
+                Some(demo) => demo(registry()?, &args).map_err(|e| CliError(e.to_string())),
+                None => Err(CliError("this program registers no demo".into())),
+            },
+            Command::Dump(args) => dump::run(registry()?, &args),
+            Command::Pin(args) => pin::run_pin(registry()?, &args),
+            Command::Verify(args) => pin::run_verify(registry()?, &args),
+            Command::Call(args) => call::run(registry()?, &args),
+            #[cfg(feature = "mcp")]
+            Command::Serve(args) => serve::run_serve(registry()?, &args),
+            #[cfg(feature = "mcp")]
+            Command::Proxy(args) => serve::run_proxy(&args),
+            #[cfg(feature = "safety")]
+            Command::Scan(args) => scan::run(&args),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List the registered tools: name, risk, flags.
     List,
-    /// Run a scripted agent session through the executor in a fresh temporary workspace.
-    Demo(demo::DemoArgs),
+    /// Run the program's scripted agent session through the executor in a fresh temporary
+    /// workspace (when the program registers one).
+    Demo(DemoArgs),
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
     /// Write the canonical dump and its SHA-256 into a directory.
@@ -48,26 +161,14 @@ enum Command {
     #[cfg(feature = "mcp")]
     Proxy(serve::ProxyArgs),
     /// Scan a bash or Python script and print the safety report as JSON.
+    #[cfg(feature = "safety")]
     Scan(scan::ScanArgs),
 }
 
-/// Run the CLI over every `#[tool]` linked into the program, then exit the process.
-///
-/// Commands that never look at the registry (`scan`, `proxy`) run without building it, so a
-/// one-shot scan does not pay for compiling every tool's validator.
+/// Run the CLI over every `#[tool]` linked into the program, then exit the process
+/// (`Cli::new().run()`: no demo).
 pub fn run() -> ! {
-    let code = match parse(std::env::args_os()) {
-        Err(code) => code,
-        Ok(command) if !command.needs_registry() => finish(dispatch(None, command)),
-        Ok(command) => match Registry::from_inventory() {
-            Ok(registry) => finish(dispatch(Some(&registry), command)),
-            Err(e) => {
-                eprintln!("error: the tool registry is invalid: {e}");
-                ExitCode::from(1)
-            }
-        },
-    };
-    std::process::exit(exit_code_number(code));
+    Cli::new().run()
 }
 
 fn exit_code_number(code: ExitCode) -> i32 {
@@ -80,16 +181,13 @@ fn exit_code_number(code: ExitCode) -> i32 {
     }
 }
 
-/// Run the CLI over `registry` with these arguments (the first is the program name).
+/// Run the CLI over `registry` with these arguments (the first is the program name); no demo.
 pub fn run_with<I, T>(registry: &Registry, args: I) -> ExitCode
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    match parse(args) {
-        Ok(command) => finish(dispatch(Some(registry), command)),
-        Err(code) => code,
-    }
+    Cli::new().run_with(registry, args)
 }
 
 /// Parse the arguments; on failure (or `--help`/`--version`) print clap's text and return the
@@ -99,7 +197,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    parse_as::<Cli, _, _>(args).map(|cli| cli.command)
+    parse_as::<Args, _, _>(args).map(|cli| cli.command)
 }
 
 fn parse_as<P: Parser, I, T>(args: I) -> Result<P, ExitCode>
@@ -118,6 +216,7 @@ where
 }
 
 /// Scan a bash or Python script and print the safety report as JSON (the `scan` command alone).
+#[cfg(feature = "safety")]
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None)]
 struct ScanOnly {
@@ -127,7 +226,8 @@ struct ScanOnly {
 
 /// A program that only scans: `fn main() { tool_core::cli::run_scan() }` takes the arguments of
 /// `scan` and prints the same output, then exits. Nothing but the scanner is linked in, so a
-/// one-shot scan starts faster than through the full command line.
+/// one-shot scan starts faster than through the full command line. Needs the `safety` feature.
+#[cfg(feature = "safety")]
 pub fn run_scan() -> ! {
     let code = match parse_as::<ScanOnly, _, _>(std::env::args_os()) {
         Ok(cli) => finish(scan::run(&cli.args)),
@@ -140,30 +240,12 @@ impl Command {
     /// Whether the command reads the tool registry.
     fn needs_registry(&self) -> bool {
         match self {
+            #[cfg(feature = "safety")]
             Command::Scan(_) => false,
             #[cfg(feature = "mcp")]
             Command::Proxy(_) => false,
             _ => true,
         }
-    }
-}
-
-/// Run one command. `registry` is `None` only for commands that do not need it.
-fn dispatch(registry: Option<&Registry>, command: Command) -> Result<ExitCode, CliError> {
-    let registry =
-        || registry.ok_or_else(|| CliError("this command needs the tool registry".into()));
-    match command {
-        Command::List => list::run(registry()?),
-        Command::Demo(args) => demo::run(registry()?, &args),
-        Command::Dump(args) => dump::run(registry()?, &args),
-        Command::Pin(args) => pin::run_pin(registry()?, &args),
-        Command::Verify(args) => pin::run_verify(registry()?, &args),
-        Command::Call(args) => call::run(registry()?, &args),
-        #[cfg(feature = "mcp")]
-        Command::Serve(args) => serve::run_serve(registry()?, &args),
-        #[cfg(feature = "mcp")]
-        Command::Proxy(args) => serve::run_proxy(&args),
-        Command::Scan(args) => scan::run(&args),
     }
 }
 
@@ -175,5 +257,39 @@ fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "error: {e}");
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn empty() -> Registry {
+        Registry::builder()
+            .build()
+            .expect("an empty registry is valid")
+    }
+
+    #[test]
+    fn demo_without_a_registered_demo_fails() {
+        let code = run_with(&empty(), ["prog", "demo"]);
+        assert_eq!(code, ExitCode::from(1));
+    }
+
+    #[test]
+    fn demo_runs_the_registered_function_with_its_flags() {
+        fn demo(_: &Registry, args: &DemoArgs) -> Result<ExitCode, DemoError> {
+            if args.interactive {
+                Ok(ExitCode::from(7))
+            } else {
+                Err("not interactive".into())
+            }
+        }
+        let cli = Cli::new().demo(demo);
+        assert_eq!(
+            cli.run_with(&empty(), ["prog", "demo", "--interactive"]),
+            ExitCode::from(7)
+        );
+        assert_eq!(cli.run_with(&empty(), ["prog", "demo"]), ExitCode::from(1));
     }
 }

@@ -1,5 +1,10 @@
-//! The hook through which the static script scan (step 7) takes part in every call.
+//! The hook through which the static script scan (step 7) takes part in every call, and the
+//! audit record a gate returns. The kernel defines both; the scanner (`tool-safety`, feature
+//! `safety`) plugs in from outside and is never imported here.
 
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::decl::ToolDecl;
@@ -14,10 +19,14 @@ pub trait ScriptGate: Send + Sync {
     /// Judge one call. Errors inside the scanner must come back as [`GateVerdict::Deny`].
     fn check(&self, decl: &ToolDecl, final_args: &Value) -> GateVerdict;
 
-    /// Judge one call and return the scan's audit fields (decision, risk level, rule ids, scan
-    /// duration, redaction, script hash, policy version; never the script) for the call's audit
-    /// event. The executor fills in `approval` and `blocked` once the call is decided.
-    fn check_audited(&self, decl: &ToolDecl, final_args: &Value) -> (GateVerdict, Option<Value>) {
+    /// Judge one call and return what the call's audit event records about the scan (decision,
+    /// risk level, rule ids, scan duration, redaction, script hash, policy version; never the
+    /// script). The executor adds `approval` and `blocked` once the call is decided.
+    fn check_audited(
+        &self,
+        decl: &ToolDecl,
+        final_args: &Value,
+    ) -> (GateVerdict, Option<GateAudit>) {
         (self.check(decl, final_args), None)
     }
 }
@@ -50,4 +59,95 @@ pub enum GateVerdict {
         /// Why, shown to the model.
         message: String,
     },
+}
+
+/// What a gate's scan tells the audit log about one call. Holds no script text, environment
+/// values, headers or keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateAudit {
+    /// The tool whose call was scanned.
+    pub tool_name: String,
+    /// The scan's strictest decision.
+    pub decision: GateDecision,
+    /// The highest risk level of the findings.
+    pub risk_level: GateRiskLevel,
+    /// Distinct rule ids of the findings, in first-seen order.
+    pub rule_ids: Vec<String>,
+    /// Scan time in milliseconds.
+    pub duration_ms: f64,
+    /// Some evidence was masked.
+    pub redacted: bool,
+    /// SHA-256 (hex) of the script text.
+    pub script_sha256: String,
+    /// Version of the policy applied.
+    pub policy_version: String,
+}
+
+/// A scan's decision as the audit log records it. Ordered from the most permissive to the
+/// strictest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateDecision {
+    /// Nothing found that needs a human.
+    Allow,
+    /// A human must look first.
+    NeedsHumanReview,
+    /// Must not run.
+    Deny,
+}
+
+impl GateDecision {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateDecision::Allow => "allow",
+            GateDecision::NeedsHumanReview => "needs_human_review",
+            GateDecision::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for GateDecision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How much harm a scan's findings point at, as the audit log records it. Ordered from none to
+/// critical.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum GateRiskLevel {
+    /// No finding.
+    #[default]
+    None,
+    /// Worth noting.
+    Low,
+    /// Could be misused.
+    Medium,
+    /// Likely harmful if misused.
+    High,
+    /// Destroys the machine, leaks credentials or hands over control.
+    Critical,
+}
+
+impl GateRiskLevel {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateRiskLevel::None => "none",
+            GateRiskLevel::Low => "low",
+            GateRiskLevel::Medium => "medium",
+            GateRiskLevel::High => "high",
+            GateRiskLevel::Critical => "critical",
+        }
+    }
+}
+
+impl fmt::Display for GateRiskLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }

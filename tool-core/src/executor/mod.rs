@@ -32,7 +32,7 @@ mod budget;
 mod config;
 mod engine;
 mod filters;
-mod gate;
+pub(crate) mod gate;
 mod guard;
 mod lookup;
 mod options;
@@ -54,7 +54,7 @@ pub use config::{
     DEFAULT_MAX_EDIT_ROUNDS, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
 };
 pub use engine::{Executor, ExecutorError};
-pub use gate::{GateVerdict, ScriptGate};
+pub use gate::{GateAudit, GateDecision, GateRiskLevel, GateVerdict, ScriptGate};
 pub use options::{CallInput, CallOptions};
 pub use result::CallResult;
 pub use session::Session;

@@ -5,7 +5,6 @@
 
 use std::time::Instant;
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::engine::Executor;
@@ -13,7 +12,7 @@ use super::output::charge_session_budget;
 use super::result::CallResult;
 use super::session::Session;
 use super::state::{CallState, Cx, Record, Stop, Verdict};
-use crate::audit::{timestamp_now, AuditEvent};
+use crate::audit::{timestamp_now, AuditEvent, SafetyAudit};
 use crate::reason::ReasonCode;
 use crate::schema::canonical::canonical_bytes;
 use crate::status::CallStatus;
@@ -114,17 +113,13 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
             args_sha256: rec.args_sha256,
             registry_fingerprint: executor.registry.fingerprint().to_owned(),
             truncated: rec.truncated,
-            safety: rec.safety.map(|mut fields| {
-                if let Value::Object(m) = &mut fields {
-                    let blocked = matches!(
-                        code,
-                        Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
-                    ) || (code == Some(ReasonCode::ApprovalDenied)
-                        && scanned_findings);
-                    m.insert("approval".into(), Value::from(rec.approval.as_str()));
-                    m.insert("blocked".into(), Value::from(blocked));
-                }
-                fields
+            safety: rec.safety.map(|gate| SafetyAudit {
+                gate,
+                blocked: matches!(
+                    code,
+                    Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
+                ) || (code == Some(ReasonCode::ApprovalDenied) && scanned_findings),
+                approval: rec.approval,
             }),
         };
         if let Err(e) = executor.config.audit.record(&event) {

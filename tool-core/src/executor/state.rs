@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 use tracing::field::Empty;
 
 use super::engine::Executor;
+use super::gate::GateAudit;
 use super::options::CallOptions;
 use super::session::Session;
 use crate::approval::ApprovalStatus;
@@ -68,7 +69,7 @@ pub(super) struct Record {
     pub(super) risk: Option<Risk>,
     pub(super) approval: ApprovalStatus,
     pub(super) rule_ids: Vec<String>,
-    pub(super) safety: Option<Value>,
+    pub(super) safety: Option<GateAudit>,
     pub(super) args_sha256: Option<String>,
     pub(super) truncated: bool,
 }

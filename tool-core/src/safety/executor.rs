@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::{SafetyDecision, SafetyReport, SafetyScanRequest, Scanner};
-use crate::decl::ScriptLang;
-use crate::outcome::ReasonCode;
+use tool_safety::{SafetyDecision, SafetyReport, SafetyScanRequest, Scanner, ScriptLang};
+
+use crate::reason::ReasonCode;
 
 /// One block of code to run, tagged with its language (`bash`, `sh`, `python`, `py`, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,19 +134,7 @@ impl<E: CodeExecutor> GuardedCodeExecutor<E> {
                     lang,
                     b.code.clone(),
                 )),
-                None => {
-                    let mut r = self.scanner.scan(&SafetyScanRequest::new(
-                        self.tool_name.clone(),
-                        ScriptLang::Bash,
-                        "",
-                    ));
-                    r.findings.push(
-                        super::catalog::finding("SCAN-ERROR", "unsupported code block language")
-                            .with_metadata("language", &b.language),
-                    );
-                    r.recompute();
-                    r
-                }
+                None => self.scanner.scan_unsupported(&self.tool_name, &b.language),
             };
             match total.as_mut() {
                 Some(t) => t.merge(report),

@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{
-    audit_fields, ApprovalStatus, PolicyError, SafetyDecision, SafetyPolicy, SafetyReport,
-    SafetyScanRequest, Scanner,
+use tool_safety::{
+    PolicyError, SafetyDecision, SafetyPolicy, SafetyReport, SafetyScanRequest, Scanner,
 };
+
+use super::record::gate_audit;
 use crate::decl::ToolDecl;
-use crate::executor::{GateVerdict, ScriptGate};
+use crate::executor::{GateAudit, GateVerdict, ScriptGate};
 
 /// Argument names read as the script's working directory.
 const CWD_ARGS: &[&str] = &["cwd", "workdir", "working_dir"];
@@ -123,7 +124,11 @@ impl ScriptGate for ScannerGate {
         self.check_audited(decl, final_args).0
     }
 
-    fn check_audited(&self, decl: &ToolDecl, final_args: &Value) -> (GateVerdict, Option<Value>) {
+    fn check_audited(
+        &self,
+        decl: &ToolDecl,
+        final_args: &Value,
+    ) -> (GateVerdict, Option<GateAudit>) {
         let requests = match self.requests(decl, final_args) {
             Ok(r) => r,
             Err(message) => {
@@ -152,8 +157,7 @@ impl ScriptGate for ScannerGate {
         let Some((report, req)) = merged else {
             return (GateVerdict::Allow, None);
         };
-        let fields = audit_fields(&report, &req, block_on_review, ApprovalStatus::Pending);
-        let audit = serde_json::to_value(&fields).ok();
-        (verdict_of(&report, block_on_review), audit)
+        let audit = gate_audit(&report, &req);
+        (verdict_of(&report, block_on_review), Some(audit))
     }
 }

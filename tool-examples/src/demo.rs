@@ -1,4 +1,4 @@
-//! `demo`: a scripted agent session through the real executor.
+//! The `demo` command of the example binary: a scripted agent session through the real executor.
 //!
 //! A deterministic stand-in model proposes a fixed list of calls, in every shape the call parser
 //! accepts (the strict `{tool, args}` object, OpenAI and Anthropic tool calls, text actions, a
@@ -19,24 +19,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-use super::shared::CliError;
-use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
-use crate::audit::JsonlAuditSink;
-use crate::executor::{
+use tool_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
+use tool_core::audit::JsonlAuditSink;
+use tool_core::cli::{DemoArgs, DemoError};
+use tool_core::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, Session,
 };
-use crate::registry::Registry;
-
-/// Arguments of `demo`.
-#[derive(Debug, clap::Args)]
-pub(super) struct DemoArgs {
-    /// Answer the approval prompts yourself instead of the script.
-    #[arg(long)]
-    interactive: bool,
-    /// Run in this (existing, preferably empty) directory instead of a fresh temporary one.
-    #[arg(long)]
-    workspace: Option<PathBuf>,
-}
+use tool_core::registry::Registry;
+use tool_core::safety::ScannerGate;
 
 /// How the script answers an approval prompt.
 #[derive(Debug, Clone, Copy)]
@@ -149,7 +139,8 @@ const SCRIPT: &[Step] = &[
     },
 ];
 
-pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliError> {
+/// Run the scripted session over `registry` (the `demo` command of the example binary).
+pub fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, DemoError> {
     let paint = Paint::detect();
     let (workspace, audit_path) = prepare(args.workspace.as_deref())?;
     let approver = Arc::new(DemoApprover {
@@ -158,12 +149,15 @@ pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliE
         paint,
     });
     let sink = JsonlAuditSink::open(&audit_path)
-        .map_err(|e| CliError(format!("cannot open {}: {e}", audit_path.display())))?;
-    let config = super::shared::executor_config(ExecutorConfig::new(&workspace))?
+        .map_err(|e| DemoError::from(format!("cannot open {}: {e}", audit_path.display())))?;
+    // Script tools run only after a scan.
+    let gate = ScannerGate::with_default_policy()
+        .map_err(|e| DemoError::from(format!("the default safety policy is invalid: {e}")))?;
+    let config = ExecutorConfig::new(&workspace)
+        .script_gate(Arc::new(gate))
         .approver(approver.clone())
         .audit(Arc::new(sink));
-    let executor =
-        Executor::new(Arc::new(registry.clone()), config).map_err(|e| CliError(e.to_string()))?;
+    let executor = Executor::new(Arc::new(registry.clone()), config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -235,7 +229,7 @@ pub(super) fn run(registry: &Registry, args: &DemoArgs) -> Result<ExitCode, CliE
 
 async fn run_step(executor: &Executor, session: &Session, step: &Step) -> Vec<CallResult> {
     if step.batch {
-        match crate::call::parse_batch(step.text, &crate::call::ParseLimits::default()) {
+        match tool_core::call::parse_batch(step.text, &tool_core::call::ParseLimits::default()) {
             Ok(calls) => {
                 executor
                     .run_batch(session, calls, BatchOptions::default())
@@ -254,12 +248,12 @@ async fn run_step(executor: &Executor, session: &Session, step: &Step) -> Vec<Ca
 
 /// A fresh workspace with a few files, and an audit path outside it (the model cannot read its
 /// own audit trail).
-fn prepare(existing: Option<&Path>) -> Result<(PathBuf, PathBuf), CliError> {
+fn prepare(existing: Option<&Path>) -> Result<(PathBuf, PathBuf), DemoError> {
     let (root, workspace) = match existing {
         Some(dir) => {
             let dir = dir
                 .canonicalize()
-                .map_err(|e| CliError(format!("workspace {}: {e}", dir.display())))?;
+                .map_err(|e| DemoError::from(format!("workspace {}: {e}", dir.display())))?;
             (dir.clone(), dir)
         }
         None => {

@@ -1,75 +1,15 @@
-//! Audit fields and span attributes for a scan: facts about the decision, never the script.
+//! Audit facts and span attributes for a scan: facts about the decision, never the script.
+//!
+//! The audit event itself (with the approval state) belongs to the executor; this module gives it
+//! the script hash and records the `tool.safety.*` span attributes.
 
-use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-use super::{RiskLevel, SafetyDecision, SafetyReport, SafetyScanRequest};
+use crate::report::SafetyReport;
 
-/// Whether a human approved a reviewed script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalStatus {
-    /// No approval was needed (`allow`) or possible (`deny`).
-    NotRequired,
-    /// Review was needed and nobody has answered (or no approver is configured).
-    Pending,
-    /// A human approved.
-    Approved,
-    /// A human refused.
-    Rejected,
-    /// The policy blocks on review; no approver was asked.
-    BlockedByPolicy,
-}
-
-/// What an audit event records about a scan. Holds no script text, env values, headers or keys.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SafetyAuditFields {
-    /// The tool that asked for the scan.
-    pub tool_name: String,
-    /// Strictest decision.
-    pub decision: SafetyDecision,
-    /// Highest risk level.
-    pub risk_level: RiskLevel,
-    /// Distinct rule ids.
-    pub rule_ids: Vec<String>,
-    /// Scan time in milliseconds.
-    pub duration_ms: f64,
-    /// Some evidence was masked.
-    pub redacted: bool,
-    /// The script was kept from running.
-    pub blocked: bool,
-    /// Human approval state.
-    pub approval: ApprovalStatus,
-    /// SHA-256 (hex) of the script text.
-    pub script_sha256: String,
-    /// Version of the policy applied.
-    pub policy_version: String,
-}
-
-/// The audit fields of `report` for `request`, given whether the policy blocks on review and the
-/// approval state.
-pub fn audit_fields(
-    report: &SafetyReport,
-    request: &SafetyScanRequest,
-    block_on_review: bool,
-    approval: ApprovalStatus,
-) -> SafetyAuditFields {
-    SafetyAuditFields {
-        tool_name: report.tool_name.clone(),
-        decision: report.decision,
-        risk_level: report.risk_level,
-        rule_ids: report.rule_ids().into_iter().map(str::to_owned).collect(),
-        duration_ms: duration_ms(report),
-        redacted: report.redacted,
-        blocked: report.blocked(block_on_review, approval == ApprovalStatus::Approved),
-        approval,
-        script_sha256: super::scanner::script_sha256(&request.script),
-        policy_version: report.policy_version.clone(),
-    }
-}
-
-fn duration_ms(report: &SafetyReport) -> f64 {
-    // Microseconds fit f64 exactly far beyond any scan time.
-    report.duration_us as f64 / 1000.0
+/// SHA-256 of a script, hex-encoded (for audit events; never the text itself).
+pub fn script_sha256(script: &str) -> String {
+    hex::encode(Sha256::digest(script.as_bytes()))
 }
 
 /// Record the `tool.safety.*` attributes on the scan span. The policy version and script hash go
@@ -82,7 +22,7 @@ pub(crate) fn record_span(span: &tracing::Span, report: &SafetyReport, block_on_
         span.record("tool.safety.rule_id", first);
     }
     span.record("tool.safety.rule_ids", ids.as_str());
-    span.record("tool.safety.duration_ms", duration_ms(report));
+    span.record("tool.safety.duration_ms", report.duration_ms());
     span.record("tool.safety.redacted", report.redacted);
     // Review counts as blocked here: the scan alone never grants approval.
     span.record(
@@ -108,8 +48,7 @@ mod tests {
     use tracing::span::{Attributes, Id, Record};
     use tracing::{Event, Metadata, Subscriber};
 
-    use crate::decl::ScriptLang;
-    use crate::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
+    use crate::{SafetyPolicy, SafetyScanRequest, Scanner, ScriptLang};
 
     /// Collects every recorded span field as `name=value`.
     #[derive(Clone, Default)]

@@ -1,49 +1,15 @@
-//! Static safety scan of bash and Python scripts before they run.
+//! The scan's vocabulary: requests, findings, reports and their decision and risk scales.
 //!
-//! The scanner never executes anything: it parses the script (bash with tree-sitter-bash, Python
-//! with ruff_python_parser), walks the syntax tree and reports [`SafetyFinding`]s, aggregated into
-//! a [`SafetyReport`] whose decision is the strictest finding (`deny` > `needs_human_review` >
-//! `allow`).
-//!
-//! Fail-closed choices, on purpose:
-//! - a script with a syntax error (any `ERROR` or `MISSING` node in bash, any error ruff reports
-//!   in Python) is denied (`BASH-SYNTAX`, `PY-SYNTAX`): a partial tree hides what would run;
-//! - a scanner failure (parser gave up, a rule panicked, nesting too deep, unsupported language)
-//!   is a `SCAN-ERROR` deny;
-//! - a policy override may loosen a rule, but never to `allow` for a rule whose default risk is
-//!   `critical` (refused when the scanner is built; findings of custom critical rules are capped at
-//!   `needs_human_review`), and never for `SCAN-ERROR`, `SCAN-INPUT` or the syntax rules.
-//!
-//! This is not a sandbox: encodings, aliases, reflection and multi-stage downloads can evade a
-//! static scan. Run untrusted code in an isolated process with least privilege as well.
-
-mod audit;
-mod bash;
-mod catalog;
-mod executor;
-mod gate;
-mod paths;
-mod policy;
-mod python;
-mod redact;
-mod scanner;
+//! A leaf: every other module of the scanner imports these types, and this file imports only the
+//! redaction helpers.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::decl::ScriptLang;
-
-pub use audit::{audit_fields, ApprovalStatus, SafetyAuditFields};
-pub use catalog::{builtin_rules, RuleInfo};
-pub use executor::{
-    CodeBlock, CodeExecError, CodeExecutor, CodeOutput, GuardedCodeExecutor, ReviewApprover,
-};
-pub use gate::ScannerGate;
-pub use policy::{Allowlist, PolicyError, RuleAction, SafetyPolicy};
-pub use redact::{redact, EVIDENCE_MAX_CHARS};
-pub use scanner::{CallView, CommandView, SafetyRule, ScanContext, Scanner};
+use crate::redact;
+pub use tool_rules::ScriptLang;
 
 /// The outcome of a scan or of one finding. Ordered from the most permissive to the strictest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -167,6 +133,7 @@ pub struct SafetyScanRequest {
     /// The script text.
     pub script: String,
     /// Its language.
+    #[serde(with = "script_lang_serde")]
     pub language: ScriptLang,
     /// Working directory the script will run in, if known.
     pub cwd: Option<String>,
@@ -228,7 +195,7 @@ pub struct SafetyFinding {
     /// What this finding alone asks for (after policy overrides).
     pub decision: SafetyDecision,
     /// The offending code, redacted (tokens, passwords, keys masked) and at most
-    /// [`EVIDENCE_MAX_CHARS`] characters.
+    /// [`EVIDENCE_MAX_CHARS`](crate::EVIDENCE_MAX_CHARS) characters.
     pub evidence: String,
     /// What to do instead.
     pub recommendation: String,
@@ -303,6 +270,7 @@ pub struct SafetyReport {
     /// The tool that asked for the scan.
     pub tool_name: String,
     /// Language scanned.
+    #[serde(with = "script_lang_serde")]
     pub language: ScriptLang,
     /// Every finding, in script order.
     pub findings: Vec<SafetyFinding>,
@@ -326,6 +294,12 @@ impl SafetyReport {
             }
         }
         ids
+    }
+
+    /// Scan time in milliseconds.
+    pub fn duration_ms(&self) -> f64 {
+        // Microseconds fit f64 exactly far beyond any scan time.
+        self.duration_us as f64 / 1000.0
     }
 
     /// `true` when the script must not run without more: `deny`, or review when `block_on_review`
@@ -363,5 +337,21 @@ impl SafetyReport {
             self.parser = format!("{}+{}", self.parser, other.parser);
         }
         self.recompute();
+    }
+}
+
+/// `ScriptLang` as its stable name (`bash`, `python`); the shared rules crate has no serde.
+mod script_lang_serde {
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+
+    use tool_rules::ScriptLang;
+
+    pub(super) fn serialize<S: Serializer>(lang: &ScriptLang, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(lang.as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ScriptLang, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(D::Error::custom)
     }
 }

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::catalog;
-use super::{RiskLevel, SafetyDecision};
+use crate::catalog;
+use crate::report::{RiskLevel, SafetyDecision};
 
 /// What a policy does with a rule's findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -208,7 +208,7 @@ impl SafetyPolicy {
             }
         }
         for p in &self.allowlist.paths {
-            let n = super::paths::normalize(p);
+            let n = crate::paths::normalize(p);
             if !n.starts_with('/') || n == "/" {
                 return Err(PolicyError::BadAllowPath(p.clone()));
             }

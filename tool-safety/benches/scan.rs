@@ -4,8 +4,7 @@
 //! `--features bench-parsers`), on the same inputs.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use tool_core::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
-use tool_core::ScriptLang;
+use tool_safety::{SafetyDecision, SafetyPolicy, SafetyScanRequest, Scanner, ScriptLang};
 
 const BASH_UNIT: &str = r#"set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,14 +61,8 @@ fn bench(c: &mut Criterion) {
     let py = sized(PY_UNIT, 4096);
     let bash_req = SafetyScanRequest::new("bench", ScriptLang::Bash, bash.clone());
     let py_req = SafetyScanRequest::new("bench", ScriptLang::Python, py.clone());
-    assert_eq!(
-        scanner.scan(&bash_req).decision,
-        tool_core::safety::SafetyDecision::Allow
-    );
-    assert_eq!(
-        scanner.scan(&py_req).decision,
-        tool_core::safety::SafetyDecision::Allow
-    );
+    assert_eq!(scanner.scan(&bash_req).decision, SafetyDecision::Allow);
+    assert_eq!(scanner.scan(&py_req).decision, SafetyDecision::Allow);
 
     let mut g = c.benchmark_group("scan");
     g.bench_function("bash_4k", |b| {

@@ -1,121 +1,33 @@
 //! The scanner: policy + rules, built once; parsers reused per thread; failures deny.
 
-use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use sha2::{Digest, Sha256};
-use tree_sitter::{Parser, Tree};
+use crate::catalog::{self, finding};
+use crate::paths::{self, PathClass};
+use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
+use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
+use crate::rule::{SafetyRule, ScanContext};
+use crate::sink::Sink;
+use crate::{audit, bash, python, redact};
+use tool_rules::ScriptLang;
 
-use super::catalog::{self, finding};
-use super::paths::{self, PathClass};
-use super::policy::{PolicyError, RuleAction, SafetyPolicy};
-use super::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
-use crate::decl::ScriptLang;
-
-/// Deepest chain of re-parsed strings (`bash -c "python -c '...'"`) followed.
-pub(crate) const MAX_NEST: usize = 4;
-
-const BASH_PARSER: &str = "tree-sitter-bash 0.25";
-
-thread_local! {
-    static BASH: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-/// Parse bash with this thread's parser (created on first use). `None` if the parser fails.
-pub(crate) fn parse_bash(src: &str) -> Option<Tree> {
-    BASH.with(|cell| {
-        let mut slot = cell.try_borrow_mut().ok()?;
-        if slot.is_none() {
-            let mut p = Parser::new();
-            let language: tree_sitter::Language = tree_sitter_bash::LANGUAGE.into();
-            p.set_language(&language).ok()?;
-            *slot = Some(p);
+/// Scan a script nested in another one (`bash -c "python -c '…'"`, `os.system(…)`) in its own
+/// language. The scanner hands this to every [`Sink`], so the language modules never import each
+/// other.
+fn scan_nested(
+    lang: ScriptLang,
+    code: &str,
+    sink: &mut Sink,
+    nest: usize,
+    base: Option<(u32, u32)>,
+) {
+    match lang {
+        ScriptLang::Bash => {
+            bash::scan(code, sink, nest, base);
         }
-        let parser = slot.as_mut()?;
-        let tree = parser.parse(src, None);
-        if tree.is_none() {
-            parser.reset();
-        }
-        tree
-    })
-}
-
-/// Where a scan collects its results.
-#[derive(Default)]
-pub(crate) struct Sink {
-    pub(crate) findings: Vec<SafetyFinding>,
-    pub(crate) commands: Vec<CommandView>,
-    pub(crate) calls: Vec<CallView>,
-    pub(crate) cwd_class: PathClass,
-}
-
-impl Sink {
-    /// Add a finding at a 1-based position, dropping exact duplicates (same rule, same place).
-    pub(crate) fn push_at(&mut self, mut f: SafetyFinding, at: Option<(u32, u32)>) {
-        if let Some((l, c)) = at {
-            f.line = Some(l);
-            f.column = Some(c);
-        }
-        if self
-            .findings
-            .iter()
-            .any(|g| g.rule_id == f.rule_id && g.line == f.line && g.column == f.column)
-        {
-            return;
-        }
-        self.findings.push(f);
+        ScriptLang::Python => python::scan(code, sink, nest, base),
     }
-}
-
-/// A shell command as the bash scanner saw it, after unwrapping and normalization.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandView {
-    /// Normalized command name (`$?` when computed at run time).
-    pub name: String,
-    /// Arguments after quote removal (`$HOME` shown as `~`, other expansions as `$NAME`).
-    pub args: Vec<String>,
-    /// 1-based line.
-    pub line: u32,
-    /// 1-based column.
-    pub column: u32,
-    /// Wrappers removed to reach it (`sudo`, `env`, `xargs`, `find`...).
-    pub wrappers: Vec<String>,
-}
-
-/// A Python call as the Python scanner saw it, with import aliases resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallView {
-    /// Qualified callee, e.g. `os.system` for `from os import system as s; s(...)`.
-    pub qualified_name: String,
-    /// 1-based line.
-    pub line: u32,
-    /// 1-based column.
-    pub column: u32,
-}
-
-/// What a custom rule sees: the request, the policy and the parsed script.
-pub struct ScanContext<'a> {
-    /// The request being scanned.
-    pub request: &'a SafetyScanRequest,
-    /// The policy in force.
-    pub policy: &'a SafetyPolicy,
-    /// The tree-sitter syntax tree of a bash script, when it parsed (`None` for Python, whose
-    /// calls are in [`ScanContext::calls`]).
-    pub tree: Option<&'a Tree>,
-    /// Bash commands (empty for Python).
-    pub commands: &'a [CommandView],
-    /// Python calls (empty for bash).
-    pub calls: &'a [CallView],
-}
-
-/// A custom rule: pure, deterministic, no side effects. It must only report findings whose rule
-/// id is its own [`SafetyRule::id`] (the scanner enforces it); a panic becomes a `SCAN-ERROR` deny.
-pub trait SafetyRule: Send + Sync {
-    /// Stable id of the rule's findings, e.g. `CUSTOM-INTERNAL-BINARY`.
-    fn id(&self) -> &str;
-    /// Inspect one script.
-    fn scan(&self, ctx: &ScanContext<'_>) -> Vec<SafetyFinding>;
 }
 
 /// The safety scanner: a policy plus built-in and custom rules, built once and shared.
@@ -202,12 +114,24 @@ impl Scanner {
         self.apply_policy(&mut report.findings);
         report.recompute();
         report.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        super::audit::record_span(&span, &report, self.policy.block_on_review);
+        audit::record_span(&span, &report, self.policy.block_on_review);
         report
     }
 
+    /// The report for a script in a language the scanner does not read (`language` as the
+    /// caller tagged it): a `SCAN-ERROR` deny, since what is not parsed is not vouched for.
+    pub fn scan_unsupported(&self, tool_name: &str, language: &str) -> SafetyReport {
+        let mut r = self.scan(&SafetyScanRequest::new(tool_name, ScriptLang::Bash, ""));
+        r.findings.push(
+            finding("SCAN-ERROR", "unsupported code block language")
+                .with_metadata("language", language),
+        );
+        r.recompute();
+        r
+    }
+
     fn scan_inner(&self, req: &SafetyScanRequest) -> (Vec<SafetyFinding>, &'static str) {
-        let mut sink = Sink::default();
+        let mut sink = Sink::new(scan_nested);
         self.request_checks(req, &mut sink);
         if req.script.len() > self.policy.max_script_bytes || req.script.contains('\0') {
             sink.push_at(
@@ -217,13 +141,10 @@ impl Scanner {
             return (sink.findings, "none");
         }
         let (tree, parser) = match req.language {
-            ScriptLang::Bash => (
-                super::bash::scan(&req.script, &mut sink, 0, None),
-                BASH_PARSER,
-            ),
+            ScriptLang::Bash => (bash::scan(&req.script, &mut sink, 0, None), bash::PARSER),
             ScriptLang::Python => {
-                super::python::scan(&req.script, &mut sink, 0, None);
-                (None, super::python::PARSER)
+                python::scan(&req.script, &mut sink, 0, None);
+                (None, python::PARSER)
             }
         };
         let ctx = ScanContext {
@@ -239,7 +160,7 @@ impl Scanner {
                 Ok(found) => {
                     for mut f in found {
                         f.rule_id = rule.id().to_owned();
-                        let (ev, r) = super::redact::redact_bounded(&f.evidence);
+                        let (ev, r) = redact::redact_bounded(&f.evidence);
                         f.evidence = ev;
                         f.evidence_redacted |= r;
                         custom.push(f);
@@ -354,43 +275,4 @@ impl Scanner {
 
 fn action_name(a: RuleAction) -> &'static str {
     a.decision().as_str()
-}
-
-/// SHA-256 of a script, hex-encoded (for audit events; never the text itself).
-pub(crate) fn script_sha256(script: &str) -> String {
-    hex::encode(Sha256::digest(script.as_bytes()))
-}
-
-/// `false` (with a `SCAN-ERROR` finding at `base`, the outer position of a nested script) when a
-/// script nested `nest` levels deep must not be scanned any further.
-pub(crate) fn nesting_ok(sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) -> bool {
-    if nest > MAX_NEST {
-        sink.push_at(
-            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
-            base,
-        );
-        return false;
-    }
-    true
-}
-
-/// Parse bash `src` for a scan at nesting level `nest`; too deep a nesting or a parser failure is
-/// a `SCAN-ERROR` finding at `base` and no tree.
-pub(crate) fn parse_bash_for_scan(
-    src: &str,
-    sink: &mut Sink,
-    nest: usize,
-    base: Option<(u32, u32)>,
-) -> Option<Tree> {
-    if !nesting_ok(sink, nest, base) {
-        return None;
-    }
-    let tree = parse_bash(src);
-    if tree.is_none() {
-        sink.push_at(
-            finding("SCAN-ERROR", "bash parser failed").with_metadata("reason", "parser"),
-            base,
-        );
-    }
-    tree
 }

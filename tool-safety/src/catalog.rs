@@ -1,6 +1,6 @@
 //! The built-in rules: id, category, default risk and decision, recommendation.
 
-use super::{RiskCategory as C, RiskLevel as L, SafetyDecision as D, SafetyFinding};
+use crate::report::{RiskCategory as C, RiskLevel as L, SafetyDecision as D, SafetyFinding};
 
 /// What a built-in rule is about and what it decides by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
