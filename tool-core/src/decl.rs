@@ -1,104 +1,12 @@
 //! What a tool declares about itself: risk, paths, scripts, concurrency, timeout.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How much harm a tool can do; drives approval and the derived `read_only` / `destructive` hints.
-///
-/// The default is [`Risk::Mutation`]: a tool that does not say what it is must be treated as one that
-/// writes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    /// No side effects and no access to local data (e.g. a pure computation).
-    Safe,
-    /// Reads local state, never changes it.
-    ReadOnly,
-    /// Changes state in a way that can be undone or is limited in scope.
-    #[default]
-    Mutation,
-    /// Destroys data or state (deletion, overwrite without backup).
-    Destructive,
-    /// Can do anything (runs code or shell commands).
-    Dangerous,
-}
-
-impl Risk {
-    /// Every risk level, from least to most harmful.
-    pub const ALL: [Risk; 5] = [
-        Risk::Safe,
-        Risk::ReadOnly,
-        Risk::Mutation,
-        Risk::Destructive,
-        Risk::Dangerous,
-    ];
-
-    /// The stable name used in declarations, dumps and audit events.
-    pub fn as_str(self) -> &'static str {
-        tool_rules::Risk::from(self).as_str()
-    }
-
-    /// `true` for `safe` and `read_only`: the tool never changes state.
-    pub fn is_read_only(self) -> bool {
-        tool_rules::Risk::from(self).is_read_only()
-    }
-
-    /// `true` for `destructive` and `dangerous`: every call needs a fresh approval.
-    pub fn is_destructive(self) -> bool {
-        tool_rules::Risk::from(self).is_destructive()
-    }
-}
-
-impl From<Risk> for tool_rules::Risk {
-    fn from(r: Risk) -> Self {
-        match r {
-            Risk::Safe => tool_rules::Risk::Safe,
-            Risk::ReadOnly => tool_rules::Risk::ReadOnly,
-            Risk::Mutation => tool_rules::Risk::Mutation,
-            Risk::Destructive => tool_rules::Risk::Destructive,
-            Risk::Dangerous => tool_rules::Risk::Dangerous,
-        }
-    }
-}
-
-impl From<tool_rules::Risk> for Risk {
-    fn from(r: tool_rules::Risk) -> Self {
-        match r {
-            tool_rules::Risk::Safe => Risk::Safe,
-            tool_rules::Risk::ReadOnly => Risk::ReadOnly,
-            tool_rules::Risk::Mutation => Risk::Mutation,
-            tool_rules::Risk::Destructive => Risk::Destructive,
-            tool_rules::Risk::Dangerous => Risk::Dangerous,
-        }
-    }
-}
-
-impl fmt::Display for Risk {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A risk name that is not one of [`Risk::ALL`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown risk `{0}`; expected one of: safe, read_only, mutation, destructive, dangerous")]
-pub struct UnknownRisk(pub String);
-
-impl FromStr for Risk {
-    type Err = UnknownRisk;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        tool_rules::Risk::from_name(s)
-            .map(Risk::from)
-            .ok_or_else(|| UnknownRisk(s.to_owned()))
-    }
-}
+/// How much harm a tool can do; drives approval and the derived `read_only` / `destructive` hints
+/// (the one definition, shared with the macro through `tool-rules`).
+pub use tool_rules::{Risk, UnknownRisk};
 
 /// The language of a script argument, which selects the safety scanner (shared with the macro
 /// and the scanner through `tool-rules`).
@@ -169,16 +77,15 @@ mod tests {
     }
 
     #[test]
-    fn risk_agrees_with_the_shared_rules() {
-        for (r, shared) in Risk::ALL.into_iter().zip(tool_rules::Risk::ALL) {
-            assert_eq!(tool_rules::Risk::from(r), shared);
-            assert_eq!(Risk::from(shared), r);
+    fn risk_serializes_as_its_declaration_name() {
+        for r in Risk::ALL {
+            assert_eq!(serde_json::to_value(r).ok(), Some(Value::from(r.as_str())));
             assert_eq!(
-                serde_json::to_value(r).ok(),
-                Some(Value::from(shared.as_str()))
+                serde_json::from_value::<Risk>(Value::from(r.as_str())).ok(),
+                Some(r)
             );
         }
-        assert_eq!(Risk::from(tool_rules::Risk::default()), Risk::default());
+        assert!(serde_json::from_value::<Risk>(Value::from("readonly")).is_err());
     }
 
     #[test]

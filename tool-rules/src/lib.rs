@@ -2,7 +2,7 @@
 //! for dynamic tools, written once: risk names, timeouts, tool names and script languages.
 //!
 //! This crate has no dependencies, so the proc-macro crate can use it without pulling in the
-//! runtime. The runtime wraps these types where it needs serde.
+//! runtime. The optional `serde` feature (the runtime's) gives [`Risk`] its snake_case serde form.
 #![warn(missing_docs)]
 
 use std::fmt;
@@ -13,6 +13,11 @@ use std::str::FromStr;
 /// The default is [`Risk::Mutation`]: a tool that does not say what it is must be treated as one
 /// that writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Risk {
     /// No side effects and no access to local data.
     Safe,
@@ -71,6 +76,31 @@ impl Risk {
 impl fmt::Display for Risk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// A risk name that is not one of [`Risk::NAMES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRisk(pub String);
+
+impl fmt::Display for UnknownRisk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown risk `{}`; expected one of: {}",
+            self.0,
+            Risk::NAMES.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownRisk {}
+
+impl FromStr for Risk {
+    type Err = UnknownRisk;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Risk::from_name(s).ok_or_else(|| UnknownRisk(s.to_owned()))
     }
 }
 
