@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
-use crate::executor::gate::{GateAudit, GateDecision, GateRiskLevel};
+use crate::executor::gate::{GateAudit, GateDecision, GateRiskLevel, ScanMode};
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
 
@@ -48,6 +48,8 @@ pub struct AuditEvent {
     pub registry_fingerprint: String,
     /// `true` when the output was cut at the output cap.
     pub truncated: bool,
+    /// Whether the static script scan was on for the call (`on`, `off`).
+    pub scan: ScanMode,
     /// The safety scan's audit fields, for calls the script gate judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety: Option<SafetyAudit>,
