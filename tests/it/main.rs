@@ -6,6 +6,7 @@ mod exec_support;
 
 mod approval;
 mod audit;
+mod audit_chain;
 mod batch;
 mod call_parsing;
 mod call_parsing_props;
