@@ -59,7 +59,7 @@ fn by_default_the_scan_is_on_and_still_denies() {
 }
 
 #[test]
-fn the_scan_flag_defaults_to_on_and_takes_on_or_off() {
+fn call_and_serve_take_scan_on_or_off() {
     use tool_core::Registry;
     let registry = Registry::builder().build().expect("empty registry");
     let run = |extra: &[&str]| {
@@ -72,6 +72,20 @@ fn the_scan_flag_defaults_to_on_and_takes_on_or_off() {
     assert_eq!(run(&["--scan", "maybe"]), std::process::ExitCode::from(2));
     assert_eq!(run(&["--scan", "off"]), std::process::ExitCode::from(1));
     assert_eq!(run(&["--scan", "on"]), std::process::ExitCode::from(1));
+    let serve = |scan: &str| {
+        let argv = [
+            "prog",
+            "serve",
+            "--stdio",
+            "--workspace",
+            "/definitely/not/here",
+            "--scan",
+            scan,
+        ];
+        tool_core::cli::run_with(&registry, argv)
+    };
+    assert_eq!(serve("maybe"), std::process::ExitCode::from(2));
+    assert_eq!(serve("off"), std::process::ExitCode::from(1));
 }
 
 #[test]
