@@ -324,3 +324,73 @@ fn read_line(reader: &mut impl BufRead) -> io::Result<Option<Vec<u8>>> {
     }
     Ok(Some(buf))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn chained(seq: u64, prev: &str, pad: usize) -> String {
+        serde_json::json!({"pad": "x".repeat(pad), "seq": seq, "prev_sha256": prev}).to_string()
+    }
+
+    #[test]
+    fn the_head_of_a_file_is_read_from_its_last_line_across_chunks() {
+        for pad in [0, 10, 8190, 20_000] {
+            let first = chained(1, GENESIS_SHA256, 9000);
+            let last = chained(2, &line_sha256(first.as_bytes()), pad);
+            let mut f = tempfile::tempfile().expect("tempfile");
+            write!(f, "{first}\n{last}\n").expect("write");
+            let head = ChainHead::of_file(&mut f).expect("head");
+            assert_eq!(head.seq, 3, "pad {pad}");
+            assert_eq!(head.prev_sha256, line_sha256(last.as_bytes()), "pad {pad}");
+        }
+        let mut empty = tempfile::tempfile().expect("tempfile");
+        assert_eq!(
+            ChainHead::of_file(&mut empty).expect("head"),
+            ChainHead::genesis()
+        );
+    }
+
+    #[test]
+    fn a_line_moved_far_away_is_reordered_and_an_edit_of_the_first_line_is_named() {
+        let mut lines = Vec::new();
+        let mut prev = GENESIS_SHA256.to_owned();
+        for seq in 1..=8 {
+            let l = chained(seq, &prev, 1);
+            prev = line_sha256(l.as_bytes());
+            lines.push(l);
+        }
+        let text = |ls: &[String]| ls.join("\n") + "\n";
+        let moved = {
+            let mut ls = lines.clone();
+            let l = ls.remove(1);
+            ls.insert(6, l);
+            ls
+        };
+        let err = verify_chain(text(&moved).as_bytes()).expect_err("broken");
+        assert!(
+            matches!(
+                err,
+                ChainError::Broken {
+                    line: 2,
+                    reason: ChainBreak::Reordered
+                }
+            ),
+            "{err:?}"
+        );
+        let mut edited = lines.clone();
+        edited[0] = edited[0].replace("\"pad\":\"x\"", "\"pad\":\"y\"");
+        let err = verify_chain(text(&edited).as_bytes()).expect_err("broken");
+        assert!(
+            matches!(
+                err,
+                ChainError::Broken {
+                    line: 1,
+                    reason: ChainBreak::Edited
+                }
+            ),
+            "{err:?}"
+        );
+    }
+}
