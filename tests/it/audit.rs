@@ -1,5 +1,5 @@
 //! Audit: one complete JSON line per call, written before the call returns, safe under concurrent
-//! calls, and never containing argument values.
+//! calls, chained into one hash chain, and never containing argument values.
 
 use crate::exec_support;
 
@@ -60,6 +60,10 @@ async fn jsonl_lines_are_complete_under_concurrency_and_hold_no_argument_values(
         .map(|l| serde_json::from_str(l).expect("every line is one complete event"))
         .collect();
     assert_eq!(events.len(), 40);
+    assert_eq!(
+        tool_core::audit::verify_chain(text.as_bytes()).expect("concurrent lines form one chain"),
+        40
+    );
     for e in &events {
         assert_eq!(e.registry_fingerprint, reg.fingerprint());
         assert_eq!(e.session, s.id());

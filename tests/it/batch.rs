@@ -663,6 +663,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         error_budget: 0,
         batch: true,
         max_concurrency: 4,
+        scan: tool_core::executor::ScanMode::On,
     };
     let mut out = Vec::new();
     run_call(

@@ -6,6 +6,7 @@ mod exec_support;
 
 mod approval;
 mod audit;
+mod audit_chain;
 mod batch;
 mod call_parsing;
 mod call_parsing_props;
@@ -25,6 +26,7 @@ mod safety_policy;
 mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
+mod scan_off;
 mod schema_export;
 mod tool_macro;
 mod workspace_ops;

@@ -31,7 +31,7 @@ use crate::audit::JsonlAuditSink;
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
 use crate::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
-    DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
+    ScanMode, DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
 };
 use crate::reason::ReasonCode;
 use crate::registry::Registry;
@@ -71,6 +71,11 @@ pub struct CallArgs {
     /// How many concurrency-safe calls of a batch run at the same time.
     #[arg(long, default_value_t = DEFAULT_MAX_CONCURRENCY)]
     pub max_concurrency: usize,
+    /// `on` (the default): scripts run only after the static scan allowed them (without the
+    /// `safety` feature, script tools are refused). `off`: scripts run unscanned, for scripts
+    /// confined by other means; every audit event records the mode.
+    #[arg(long, value_enum, default_value_t = ScanMode::On)]
+    pub scan: ScanMode,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -114,10 +119,12 @@ pub fn run_call(
 ) -> Result<(), CallCommandError> {
     let mut config = ExecutorConfig::new(&args.workspace)
         .error_budget(args.error_budget)
-        .max_concurrency(args.max_concurrency);
-    // Without the scanner there is no gate, and tools with script arguments are refused.
+        .max_concurrency(args.max_concurrency)
+        .scan(args.scan);
+    // Without the scanner there is no gate, and tools with script arguments are refused (unless
+    // the scan is off).
     #[cfg(feature = "safety")]
-    {
+    if args.scan == ScanMode::On {
         let gate = crate::safety::ScannerGate::with_default_policy()?;
         config = config.script_gate(Arc::new(gate));
     }

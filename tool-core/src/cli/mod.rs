@@ -1,6 +1,6 @@
 //! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
 //!
-//! Commands: `list`, `dump`, `pin`, `verify`, `call`, and `demo` when the program registers one
+//! Commands: `list`, `dump`, `pin`, `verify`, `call`, `verify-audit`, and `demo` when the program registers one
 //! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
 //! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
 //! script gate; without it, tools with script arguments are refused.
@@ -21,10 +21,11 @@ mod scan;
 #[cfg(feature = "mcp")]
 mod serve;
 mod shared;
+mod verify_audit;
 
 use shared::CliError;
 
-/// Declared, guarded tools: list, dump, call, scan, pin, verify, serve, demo.
+/// Declared, guarded tools: list, dump, call, scan, pin, verify, verify-audit, serve, demo.
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None)]
 struct Args {
@@ -82,7 +83,7 @@ impl Cli {
 
     /// Run the command line over every `#[tool]` linked into the program, then exit the process.
     ///
-    /// Commands that never look at the registry (`scan`, `proxy`) run without building it, so a
+    /// Commands that never look at the registry (`scan`, `proxy`, `verify-audit`) run without building it, so a
     /// one-shot scan does not pay for compiling every tool's validator.
     pub fn run(&self) -> ! {
         let code = match parse(std::env::args_os()) {
@@ -129,6 +130,7 @@ impl Cli {
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),
             Command::Call(args) => call::run(registry()?, &args),
+            Command::VerifyAudit(args) => verify_audit::run(&args),
             #[cfg(feature = "mcp")]
             Command::Serve(args) => serve::run_serve(registry()?, &args),
             #[cfg(feature = "mcp")]
@@ -154,6 +156,8 @@ enum Command {
     Verify(pin::PinArgs),
     /// Run calls read from stdin (one per line) through the executor; one JSON result per line.
     Call(call::CallArgs),
+    /// Check the hash chain of an audit log and name the first broken line.
+    VerifyAudit(verify_audit::VerifyAuditArgs),
     /// Serve the tools over MCP (stdio or streamable HTTP).
     #[cfg(feature = "mcp")]
     Serve(serve::ServeArgs),
@@ -244,6 +248,7 @@ impl Command {
             Command::Scan(_) => false,
             #[cfg(feature = "mcp")]
             Command::Proxy(_) => false,
+            Command::VerifyAudit(_) => false,
             _ => true,
         }
     }

@@ -1,7 +1,7 @@
 //! `serve` (the registry over MCP, stdio or streamable HTTP) and `proxy` (a third-party MCP server
 //! behind our checks, served over stdio). Both run every call through the executor, with the
-//! static script scan (default policy) as its script gate; approvals go to the client (MCP
-//! elicitation) and are denied when it cannot ask.
+//! static script scan (default policy) as its script gate unless `--scan off`; approvals go to
+//! the client (MCP elicitation) and are denied when it cannot ask.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use clap::Args;
 use super::shared::CliError;
 use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
-use crate::executor::{Executor, ExecutorConfig, DEFAULT_ERROR_BUDGET};
+use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ProxyConfig};
 use crate::mcp::ExecutorBackend;
 use crate::registry::Registry;
@@ -30,12 +30,17 @@ pub(crate) struct ExecArgs {
     /// Consecutive failures of one client connection before its calls are refused (0 = no limit).
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     error_budget: u32,
+    /// `on` (the default): scripts run only after the static scan allowed them. `off`: scripts
+    /// run unscanned, for scripts confined by other means; every audit event records the mode.
+    #[arg(long, value_enum, default_value_t = ScanMode::On)]
+    scan: ScanMode,
 }
 
 impl ExecArgs {
     fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
         let mut config = super::shared::executor_config(
             ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
+            self.scan,
         )?;
         if let Some(path) = &self.audit {
             let sink = JsonlAuditSink::open(path).map_err(|e| {

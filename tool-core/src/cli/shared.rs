@@ -1,12 +1,20 @@
 //! What the commands share: the executor configuration and the error type.
 
-/// The executor configuration every command shares: with the `safety` feature, the static script
-/// scan with the default policy as the script gate, so script tools run only after a scan
-/// (without it there is no gate, and script tools are refused).
+use crate::executor::ScanMode;
+
+/// The executor configuration every command shares: with the `safety` feature and the scan
+/// [`ScanMode::On`], the static script scan with the default policy as the script gate, so script
+/// tools run only after a scan (without the feature there is no gate, and script tools are
+/// refused). With [`ScanMode::Off`] no gate is configured and script tools run unscanned.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn executor_config(
     config: crate::executor::ExecutorConfig,
+    scan: ScanMode,
 ) -> Result<crate::executor::ExecutorConfig, CliError> {
+    let config = config.scan(scan);
+    if scan == ScanMode::Off {
+        return Ok(config);
+    }
     #[cfg(feature = "safety")]
     {
         let gate = crate::safety::ScannerGate::with_default_policy()

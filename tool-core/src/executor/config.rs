@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::gate::ScriptGate;
+use super::gate::{ScanMode, ScriptGate};
 use crate::approval::Approver;
 use crate::audit::{AuditSink, NoopAuditSink};
 use crate::call::ParseLimits;
@@ -62,7 +62,8 @@ impl ArgRule {
 
 /// How an [`Executor`](super::Executor) enforces declarations: the workspace, who approves, where audit goes,
 /// limits and trusted argument rules. The conservative defaults: no approver (deny anything that
-/// needs approval), no audit, no script gate (refuse tools with script arguments), budget
+/// needs approval), no audit, no script gate (refuse tools with script arguments), scan
+/// [`ScanMode::On`], budget
 /// [`DEFAULT_ERROR_BUDGET`], timeout [`DEFAULT_TIMEOUT`], output cap [`DEFAULT_OUTPUT_CAP`],
 /// batch concurrency [`DEFAULT_MAX_CONCURRENCY`], no session-wide output budget.
 #[derive(Clone)]
@@ -71,6 +72,7 @@ pub struct ExecutorConfig {
     pub(super) approver: Option<Arc<dyn Approver>>,
     pub(super) audit: Arc<dyn AuditSink>,
     pub(super) script_gate: Option<Arc<dyn ScriptGate>>,
+    pub(super) scan: ScanMode,
     pub(super) error_budget: u32,
     pub(super) default_timeout: Duration,
     pub(super) default_output_cap: usize,
@@ -90,6 +92,7 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("workspace", &self.workspace)
             .field("approver", &self.approver.is_some())
             .field("script_gate", &self.script_gate.is_some())
+            .field("scan", &self.scan)
             .field("error_budget", &self.error_budget)
             .field("default_timeout", &self.default_timeout)
             .field("default_output_cap", &self.default_output_cap)
@@ -113,6 +116,7 @@ impl ExecutorConfig {
             approver: None,
             audit: Arc::new(NoopAuditSink),
             script_gate: None,
+            scan: ScanMode::On,
             error_budget: DEFAULT_ERROR_BUDGET,
             default_timeout: DEFAULT_TIMEOUT,
             default_output_cap: DEFAULT_OUTPUT_CAP,
@@ -142,6 +146,14 @@ impl ExecutorConfig {
     /// Judge every call's final arguments with this gate (the static script scan).
     pub fn script_gate(mut self, gate: Arc<dyn ScriptGate>) -> Self {
         self.script_gate = Some(gate);
+        self
+    }
+
+    /// Whether the script gate judges calls (default [`ScanMode::On`]). With [`ScanMode::Off`]
+    /// the gate is not asked and tools with script arguments run unscanned: only for scripts
+    /// confined by other means. Every audit event records the mode.
+    pub fn scan(mut self, mode: ScanMode) -> Self {
+        self.scan = mode;
         self
     }
 

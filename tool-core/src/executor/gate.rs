@@ -151,3 +151,36 @@ impl fmt::Display for GateRiskLevel {
         f.write_str(self.as_str())
     }
 }
+
+/// Whether the script gate judges calls. Recorded in every audit event as `"scan": "on"|"off"`.
+///
+/// [`ScanMode::On`] is the default and fails closed: a tool with script arguments runs only after
+/// the configured gate allowed it, and is refused when no gate is configured. [`ScanMode::Off`]
+/// is an explicit choice (scripts confined by a container the user brings, or testing the kernel
+/// confinement alone): the gate is not asked, and script tools run unscanned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum ScanMode {
+    /// Every call goes through the script gate; script tools without a gate are refused.
+    #[default]
+    On,
+    /// The script gate is skipped; script tools run without a static scan.
+    Off,
+}
+
+impl ScanMode {
+    /// The stable name (`on`, `off`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScanMode::On => "on",
+            ScanMode::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for ScanMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

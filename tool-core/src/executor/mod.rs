@@ -54,7 +54,7 @@ pub use config::{
     DEFAULT_MAX_EDIT_ROUNDS, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
 };
 pub use engine::{Executor, ExecutorError};
-pub use gate::{GateAudit, GateDecision, GateRiskLevel, GateVerdict, ScriptGate};
+pub use gate::{GateAudit, GateDecision, GateRiskLevel, GateVerdict, ScanMode, ScriptGate};
 pub use options::{CallInput, CallOptions};
 pub use result::CallResult;
 pub use session::Session;

@@ -113,6 +113,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
             args_sha256: rec.args_sha256,
             registry_fingerprint: executor.registry.fingerprint().to_owned(),
             truncated: rec.truncated,
+            scan: executor.config.scan,
             safety: rec.safety.map(|gate| SafetyAudit {
                 gate,
                 blocked: matches!(

@@ -1,11 +1,12 @@
 //! Step `script_gate`: the configured [`ScriptGate`](super::ScriptGate) (the static safety scan)
 //! judges the final arguments: allow, ask for review (the approve step asks a human), block on
 //! review (`review_required`) or deny (`safety_denied`). A gate that panics denies (`SCAN-ERROR`);
-//! a tool with script arguments and no gate is refused: unscanned scripts never run.
+//! a tool with script arguments and no gate is refused: unscanned scripts never run, unless the
+//! configuration switched the scan off explicitly ([`ScanMode::Off`]).
 
 use std::panic::AssertUnwindSafe;
 
-use super::gate::GateVerdict;
+use super::gate::{GateVerdict, ScanMode};
 use super::state::{CallState, Cx, Stop};
 use crate::reason::ReasonCode;
 use crate::status::Step;
@@ -15,6 +16,9 @@ use crate::status::Step;
 pub(super) fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let decl = call.tool.decl();
     call.review = None;
+    if cx.executor.config.scan == ScanMode::Off {
+        return Ok(());
+    }
     let Some(gate) = &cx.executor.config.script_gate else {
         if decl.script_args.is_empty() {
             return Ok(());
