@@ -26,6 +26,7 @@ mod safety_policy;
 mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
+mod schema_agreement;
 mod schema_export;
 mod tool_macro;
 mod workspace_ops;

@@ -53,6 +53,7 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
         m.entry("properties")
             .or_insert_with(|| Value::Object(Default::default()));
     }
+    crate::schema::integers::state_integer_bounds(&mut v);
     v
 }
 
@@ -66,7 +67,9 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Value {
 /// Generated adapters take the arguments apart one parameter at a time with [`arg`] instead of
 /// deriving `Deserialize` for the argument struct: deserializers are then instantiated once per
 /// parameter type, shared by every tool of a crate, rather than once per tool.
-pub fn args_object(args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+pub fn args_object(mut args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+    // The schema's `integer` accepted `1.0`; the parameter's integer type must too.
+    crate::schema::integers::integral_numbers_as_integers(&mut args);
     let Value::Object(map) = args else {
         return Err(ArgumentError::new(format!(
             "invalid arguments: expected an object, found {}",
