@@ -20,6 +20,33 @@ fn sized(count: u32, offset: Option<i8>, ports: Option<Vec<u16>>, scale: Option<
     format!("{count} {offset:?} {ports:?} {scale:?}")
 }
 
+/// An order.
+#[derive(Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Order {
+    Asc,
+    Desc,
+}
+
+/// Page through results.
+///
+/// # Arguments
+/// * `query` - what to look for
+/// * `page` - which page
+/// * `order` - the order
+/// * `label` - a label
+#[tool(risk = "safe")]
+fn search(
+    query: String,
+    #[arg(default = 1)]
+    #[schemars(range(min = 1))]
+    page: u32,
+    #[arg(default = Order::Asc)] order: Order,
+    #[arg(default = "all".to_owned())] label: String,
+) -> String {
+    format!("{query} {page} {order:?} {label}")
+}
+
 fn own() -> Registry {
     Registry::builder()
         .with_inventory_where(|m| m == module_path!())
@@ -56,6 +83,37 @@ fn accept(tool: &RegisteredTool, args: &Value) -> Option<Result<(), String>> {
 
 fn parsed(text: &str) -> Value {
     serde_json::from_str(text).expect("json")
+}
+
+async fn output(tool: &RegisteredTool, args: Value) -> Value {
+    let fut = (tool.def().handler())(ctx(), args).expect("arguments accepted");
+    match fut.await {
+        tool_core::ToolOutcome::Ok { output, .. } => output,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_declared_default_is_in_the_schema_and_not_required() {
+    let reg = own();
+    let s = &reg.get("search").expect("search").decl().input_schema;
+    assert_eq!(s["required"], json!(["query"]));
+    assert_eq!(s["properties"]["page"]["default"], 1);
+    assert_eq!(s["properties"]["page"]["minimum"], 1);
+    assert_eq!(s["properties"]["order"]["default"], "asc");
+    assert_eq!(s["properties"]["label"]["default"], "all");
+}
+
+#[tokio::test]
+async fn a_declared_default_reaches_the_handler_when_the_call_leaves_it_out() {
+    let reg = own();
+    let t = reg.get("search").expect("search");
+    let args = json!({"query": "x"});
+    assert!(t.validator().is_valid(&args));
+    assert_eq!(output(t, args).await, "x 1 Asc all");
+    let args = json!({"query": "x", "page": 3, "order": "desc", "label": "new"});
+    assert_eq!(output(t, args).await, "x 3 Desc new");
+    assert_eq!(accept(t, &json!({"query": "x", "page": 0})), None);
 }
 
 #[test]
@@ -261,5 +319,7 @@ fn every_value_the_validator_accepts_deserializes_for_every_example_tool() {
     for tool in reg.iter() {
         check_tool(tool);
     }
-    check_tool(own().get("sized").expect("sized"));
+    for tool in own().iter() {
+        check_tool(tool);
+    }
 }

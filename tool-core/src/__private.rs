@@ -89,6 +89,50 @@ pub fn args_object(mut args: Value, params: &[&str]) -> Result<Map<String, Value
     Ok(map)
 }
 
+/// Take a parameter declared with `#[arg(default = ..)]`: its default when the call leaves it out.
+pub fn arg_or<T: DeserializeOwned>(
+    args: &mut Map<String, Value>,
+    name: &'static str,
+    default: impl FnOnce() -> T,
+) -> Result<T, ArgumentError> {
+    if args.contains_key(name) {
+        arg(args, name)
+    } else {
+        Ok(default())
+    }
+}
+
+/// A parameter's default as the schema states it; `None` if it does not serialize to JSON.
+pub fn default_json<T: serde::Serialize>(value: T) -> Option<Value> {
+    serde_json::to_value(value).ok()
+}
+
+/// The input schema with each declared default: the property states it and is not required.
+pub fn with_defaults(mut schema: Value, defaults: &[(&str, Option<Value>)]) -> Value {
+    for (name, value) in defaults {
+        if let Some(Value::Object(prop)) =
+            schema.get_mut("properties").and_then(|p| p.get_mut(*name))
+        {
+            if let Some(value) = value {
+                prop.insert("default".to_owned(), value.clone());
+            }
+        }
+        if let Some(Value::Array(required)) = schema.get_mut("required") {
+            required.retain(|r| r != name);
+        }
+    }
+    if schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        if let Value::Object(m) = &mut schema {
+            m.remove("required");
+        }
+    }
+    schema
+}
+
 /// Take one parameter out of the arguments object. A missing key deserializes as absent: `None`
 /// for an `Option`, a `missing field` error for anything else (as a derived `Deserialize` does).
 pub fn arg<T: DeserializeOwned>(
