@@ -286,3 +286,43 @@ async fn endless_edits_are_refused() {
     );
     assert_eq!(runs.count(), 0);
 }
+
+#[tokio::test]
+async fn a_closure_is_an_approver() {
+    let approver = tool_core::approval::from_fn(|req| {
+        if req.tool == "write_file" {
+            ApprovalDecision::Approve
+        } else {
+            ApprovalDecision::Deny {
+                reason: format!("`{}` is not allowed here", req.tool),
+            }
+        }
+    });
+    let (exec, ws, runs) = setup(Some(Arc::new(approver)));
+    let s = exec.new_session();
+    let r = exec
+        .execute(
+            &s,
+            call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.approval),
+        (CallStatus::Ok, ApprovalStatus::Approved)
+    );
+    assert!(ws.path().join("b.txt").exists());
+    let r = exec
+        .execute(
+            &s,
+            call("delete_file", json!({"path": "a.txt"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        (r.code, r.approval),
+        (Some(ReasonCode::ApprovalDenied), ApprovalStatus::Denied)
+    );
+    assert!(ws.path().join("a.txt").exists());
+    assert_eq!(runs.count(), 1);
+}

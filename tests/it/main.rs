@@ -4,6 +4,7 @@
 
 mod exec_support;
 
+mod app_crate;
 mod approval;
 mod audit;
 mod audit_chain;
@@ -27,6 +28,7 @@ mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
 mod scan_off;
+mod schema_agreement;
 mod schema_export;
 mod tool_macro;
 mod workspace_ops;

@@ -53,6 +53,7 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
         m.entry("properties")
             .or_insert_with(|| Value::Object(Default::default()));
     }
+    crate::schema::integers::state_integer_bounds(&mut v);
     v
 }
 
@@ -66,7 +67,9 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Value {
 /// Generated adapters take the arguments apart one parameter at a time with [`arg`] instead of
 /// deriving `Deserialize` for the argument struct: deserializers are then instantiated once per
 /// parameter type, shared by every tool of a crate, rather than once per tool.
-pub fn args_object(args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+pub fn args_object(mut args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+    // The schema's `integer` accepted `1.0`; the parameter's integer type must too.
+    crate::schema::integers::integral_numbers_as_integers(&mut args);
     let Value::Object(map) = args else {
         return Err(ArgumentError::new(format!(
             "invalid arguments: expected an object, found {}",
@@ -84,6 +87,50 @@ pub fn args_object(args: Value, params: &[&str]) -> Result<Map<String, Value>, A
         )));
     }
     Ok(map)
+}
+
+/// Take a parameter declared with `#[arg(default = ..)]`: its default when the call leaves it out.
+pub fn arg_or<T: DeserializeOwned>(
+    args: &mut Map<String, Value>,
+    name: &'static str,
+    default: impl FnOnce() -> T,
+) -> Result<T, ArgumentError> {
+    if args.contains_key(name) {
+        arg(args, name)
+    } else {
+        Ok(default())
+    }
+}
+
+/// A parameter's default as the schema states it; `None` if it does not serialize to JSON.
+pub fn default_json<T: serde::Serialize>(value: T) -> Option<Value> {
+    serde_json::to_value(value).ok()
+}
+
+/// The input schema with each declared default: the property states it and is not required.
+pub fn with_defaults(mut schema: Value, defaults: &[(&str, Option<Value>)]) -> Value {
+    for (name, value) in defaults {
+        if let Some(Value::Object(prop)) =
+            schema.get_mut("properties").and_then(|p| p.get_mut(*name))
+        {
+            if let Some(value) = value {
+                prop.insert("default".to_owned(), value.clone());
+            }
+        }
+        if let Some(Value::Array(required)) = schema.get_mut("required") {
+            required.retain(|r| r != name);
+        }
+    }
+    if schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        if let Value::Object(m) = &mut schema {
+            m.remove("required");
+        }
+    }
+    schema
 }
 
 /// Take one parameter out of the arguments object. A missing key deserializes as absent: `None`

@@ -7,7 +7,9 @@
 
 use std::fmt;
 
-use futures::future::BoxFuture;
+/// The future an [`Approver`] returns, re-exported so an implementation needs no `futures`
+/// dependency of its own.
+pub use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -119,6 +121,52 @@ impl FixedApprover {
 impl Approver for FixedApprover {
     fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         let d = self.decision.clone();
+        Box::pin(async move { d })
+    }
+}
+
+/// An approver from a function or closure that answers at once: `approval::from_fn(|req| ..)`.
+///
+/// ```
+/// use std::sync::Arc;
+/// use tool_core::approval::{self, ApprovalDecision};
+/// use tool_core::ExecutorConfig;
+///
+/// let approver = approval::from_fn(|req| {
+///     if req.tool == "write_file" {
+///         ApprovalDecision::Approve
+///     } else {
+///         ApprovalDecision::Deny { reason: format!("`{}` is not allowed here", req.tool) }
+///     }
+/// });
+/// let config = ExecutorConfig::new(".").approver(Arc::new(approver));
+/// # drop(config);
+/// ```
+pub fn from_fn<F>(decide: F) -> FnApprover<F>
+where
+    F: Fn(&ApprovalRequest) -> ApprovalDecision + Send + Sync,
+{
+    FnApprover { decide }
+}
+
+/// The approver [`from_fn`] makes.
+#[derive(Clone)]
+pub struct FnApprover<F> {
+    decide: F,
+}
+
+impl<F> fmt::Debug for FnApprover<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnApprover").finish_non_exhaustive()
+    }
+}
+
+impl<F> Approver for FnApprover<F>
+where
+    F: Fn(&ApprovalRequest) -> ApprovalDecision + Send + Sync,
+{
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        let d = (self.decide)(request);
         Box::pin(async move { d })
     }
 }

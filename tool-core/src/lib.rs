@@ -15,6 +15,12 @@
 //!   commands that run tools, need `safety` as well;
 //! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
 //!
+//! Where the pieces an application wires in live: the executor's approver is an
+//! [`approval::Approver`] (a closure through [`approval::from_fn`]; the trait's future is
+//! [`approval::BoxFuture`]); its audit log an [`audit::AuditSink`] such as
+//! [`audit::JsonlAuditSink`] (one JSON line per call); with `safety`, the scanner as script gate
+//! is `safety::ScannerGate`.
+//!
 //! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
 //! from the `tool-rules` crate, which the runtime uses too.
 #![warn(missing_docs)]

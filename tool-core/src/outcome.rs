@@ -86,6 +86,12 @@ impl<T> Modified<T> {
 /// Implemented for the return forms `#[tool]` accepts: [`ToolOutcome`], strings, `()`, numbers,
 /// `bool`, [`serde_json::Value`], [`Json<T>`], [`Modified<T>`], `(T, ContextModifier)` and
 /// `Result<T, E: Display>` of any of these.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool result",
+    label = "a `#[tool]` cannot return `{Self}` as it is",
+    note = "wrap it in `Json`: `Json<{Self}>` returns any `Serialize + JsonSchema` value (a `Vec`, a map, your own struct) as structured output with its schema",
+    note = "returned as they are: `String`, `&'static str`, numbers, `bool`, `()`, `serde_json::Value`, `ToolOutcome`, `Modified<T>`, `(T, ContextModifier)`, and `Result<T, E: Display>` of these"
+)]
 pub trait IntoToolOutcome {
     /// Convert into an outcome.
     fn into_outcome(self) -> ToolOutcome;

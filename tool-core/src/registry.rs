@@ -328,6 +328,18 @@ pub enum RegistryError {
         /// Where the second definition comes from.
         second: String,
     },
+    /// The registry was built from the inventory and found no `#[tool]` at all.
+    ///
+    /// Almost always the linker: a binary that never names the library declaring its tools does
+    /// not link that library's inventory entries. Naming the crate once, with `use mytools as _;`
+    /// in the binary's `main.rs`, keeps them.
+    #[error(
+        "no `#[tool]` is linked into this program. If your tools live in a library crate, the \
+         linker dropped its tool registrations because the binary never refers to that crate: \
+         add `use mytools as _;` (your tool crate's name) to the binary's `main.rs`. A registry \
+         that is meant to be empty is built with `Registry::builder().build()`"
+    )]
+    NoToolsLinked,
 }
 
 /// Check a declaration against the rules `#[tool]` enforces at compile time.
@@ -503,6 +515,8 @@ impl RegisteredTool {
 #[derive(Default)]
 pub struct RegistryBuilder {
     defs: Vec<ToolDef>,
+    // Set by `with_inventory*`: an empty result then means the linker dropped the tools.
+    inventory: bool,
 }
 
 impl RegistryBuilder {
@@ -512,7 +526,11 @@ impl RegistryBuilder {
     }
 
     /// Add the `#[tool]`s whose module path satisfies `keep` (e.g. one crate's tools).
+    ///
+    /// A registry built from the inventory must not be empty: `build()` then fails with
+    /// [`RegistryError::NoToolsLinked`].
     pub fn with_inventory_where(mut self, keep: impl Fn(&str) -> bool) -> Self {
+        self.inventory = true;
         for reg in inventory::iter::<ToolRegistration> {
             if keep(reg.module_path) {
                 self.defs.push((reg.build)());
@@ -528,8 +546,13 @@ impl RegistryBuilder {
     }
 
     /// Check every tool, reject duplicates, compile validators. The first tool, in the order
-    /// added, that is a duplicate or breaks a rule is the error.
+    /// added, that is a duplicate or breaks a rule is the error. A registry that asked for the
+    /// inventory and got no tool at all is refused ([`RegistryError::NoToolsLinked`]); one built
+    /// only from [`tool`](Self::tool) calls may be empty.
     pub fn build(self) -> Result<Registry, RegistryError> {
+        if self.inventory && self.defs.is_empty() {
+            return Err(RegistryError::NoToolsLinked);
+        }
         let mut tools: BTreeMap<String, RegisteredTool> = BTreeMap::new();
         for def in self.defs {
             if let Some(existing) = tools.get(&def.decl.name) {
@@ -581,7 +604,8 @@ impl Registry {
         RegistryBuilder::default()
     }
 
-    /// Every `#[tool]` linked into the program.
+    /// Every `#[tool]` linked into the program; fails with [`RegistryError::NoToolsLinked`] when
+    /// there is none (see there for the usual cause and the one-line fix).
     pub fn from_inventory() -> Result<Registry, RegistryError> {
         Registry::builder().with_inventory().build()
     }
@@ -659,6 +683,29 @@ mod tests {
         defs.into_iter()
             .fold(Registry::builder(), RegistryBuilder::tool)
             .build()
+    }
+
+    #[test]
+    fn an_inventory_registry_with_no_tool_is_refused_with_the_fix() {
+        let err = Registry::builder()
+            .with_inventory_where(|_| false)
+            .build()
+            .expect_err("refused");
+        assert_eq!(err, RegistryError::NoToolsLinked);
+        let message = err.to_string();
+        assert!(message.contains("use mytools as _;"), "{message}");
+        assert!(message.contains("linker"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_registry_is_built_only_on_purpose() {
+        assert!(Registry::builder().build().expect("empty").is_empty());
+        let r = Registry::builder()
+            .with_inventory_where(|_| false)
+            .tool(plain("by_hand"))
+            .build()
+            .expect("one tool");
+        assert_eq!(r.len(), 1);
     }
 
     #[test]

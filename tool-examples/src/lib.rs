@@ -13,7 +13,7 @@ pub mod demo;
 mod limits;
 mod process;
 
-pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES};
+pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
 
 /// The registry of the example tools (and only them).
 pub fn registry() -> Result<Registry, RegistryError> {
@@ -81,7 +81,7 @@ fn history_key(path: &WorkspacePath) -> String {
 ///
 /// # Arguments
 /// * `path` - the file, relative to the workspace
-/// * `content` - the text to write (at most 65536 bytes)
+/// * `content` - the text to write (at most 65536 characters)
 #[tool(risk = "mutation", path_args = ["path"])]
 pub fn write_file(
     path: WorkspacePath,

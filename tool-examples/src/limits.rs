@@ -5,8 +5,11 @@ use std::borrow::Cow;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
-/// Largest file the example tools read or write, in bytes.
+/// Largest file the example tools read, in bytes.
 pub const MAX_FILE_BYTES: usize = 65_536;
+
+/// Longest text the example tools write, in characters.
+pub const MAX_FILE_CHARS: usize = 65_536;
 
 /// A byte count from 1 to [`MAX_FILE_BYTES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -46,7 +49,8 @@ impl JsonSchema for ByteLimit {
     }
 }
 
-/// File text of at most [`MAX_FILE_BYTES`] bytes (UTF-8).
+/// File text of at most [`MAX_FILE_CHARS`] characters, counted as the schema's `maxLength`
+/// counts them (Unicode scalar values), so whatever the schema accepts deserializes.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct FileContent(String);
@@ -62,12 +66,12 @@ impl TryFrom<String> for FileContent {
     type Error = String;
 
     fn try_from(s: String) -> Result<Self, Self::Error> {
-        if s.len() <= MAX_FILE_BYTES {
+        let chars = s.chars().count();
+        if chars <= MAX_FILE_CHARS {
             Ok(FileContent(s))
         } else {
             Err(format!(
-                "content is {} bytes; at most {MAX_FILE_BYTES} are allowed",
-                s.len()
+                "content is {chars} characters; at most {MAX_FILE_CHARS} are allowed"
             ))
         }
     }
@@ -83,7 +87,7 @@ impl JsonSchema for FileContent {
     }
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        // maxLength counts characters; the byte limit is enforced on deserialization too.
-        json_schema!({"type": "string", "maxLength": MAX_FILE_BYTES})
+        // maxLength counts characters, as the deserializer does.
+        json_schema!({"type": "string", "maxLength": MAX_FILE_CHARS})
     }
 }

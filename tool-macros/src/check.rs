@@ -24,6 +24,94 @@ pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
     check_script_args(cx, attrs, tool);
     check_path_like_names(cx, attrs, tool);
     check_read_only_effects(cx, attrs, tool);
+    check_parameter_attributes(cx, attrs, tool);
+}
+
+/// `#[schemars(..)]` keys that would make the schema say something the per-parameter
+/// deserializer does not do.
+const SCHEMARS_DENIED: &[&str] = &[
+    "default",
+    "rename",
+    "skip",
+    "skip_deserializing",
+    "flatten",
+    "with",
+    "schema_with",
+    "required",
+    "extend",
+    "transform",
+];
+
+/// The schema and the deserializer must agree: a parameter's default is declared once, with
+/// `#[arg(default = ..)]`, and goes into both; attributes only one of them reads are refused.
+fn check_parameter_attributes(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    let guarded: Vec<&str> = attrs.path_args.iter().map(|a| a.value.as_str()).collect();
+    for p in tool.params() {
+        for attr in &p.serde_attrs {
+            cx.error_spanned_by(
+                attr,
+                "`#[serde(..)]` is not supported on `#[tool]` parameters: each parameter is deserialized by its name and type; declare a default with `#[arg(default = ..)]`, or give the parameter a type with its own `Deserialize`",
+            );
+        }
+        for attr in &p.schema_attrs {
+            let _ = attr.parse_nested_meta(|meta| {
+                let key = meta.path.get_ident().map(ToString::to_string);
+                if let Some(key) = key.as_deref().filter(|k| SCHEMARS_DENIED.contains(k)) {
+                    let msg = if key == "default" {
+                        "`#[schemars(default = ..)]` changes only the schema, not what the handler receives: declare the default with `#[arg(default = ..)]`".to_owned()
+                    } else {
+                        format!("`#[schemars({key})]` is not supported on `#[tool]` parameters: the schema would no longer say what the handler receives")
+                    };
+                    cx.error_spanned_by(&meta.path, msg);
+                }
+                skip_meta_value(&meta)
+            });
+        }
+        let mut seen = false;
+        for attr in &p.arg_attrs {
+            let parsed = attr.parse_nested_meta(|meta| {
+                if !meta.path.is_ident(crate::model::ARG_DEFAULT) {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        "unknown `#[arg(..)]` key; the only key is `default = <expression>`",
+                    );
+                    return skip_meta_value(&meta);
+                }
+                let expr: syn::Expr = meta.value()?.parse()?;
+                if seen {
+                    cx.error_spanned_by(&meta.path, "duplicate `default`");
+                }
+                seen = true;
+                if p.shape.optional {
+                    cx.error_spanned_by(
+                        &expr,
+                        "an `Option` parameter is optional already (absent is `None`); take the inner type to give it a default",
+                    );
+                } else if guarded.contains(&p.name.as_str()) || p.shape.base == Base::WorkspacePath {
+                    cx.error_spanned_by(
+                        &expr,
+                        "a path argument cannot have a default: the workspace guard checks the path the call names",
+                    );
+                }
+                Ok(())
+            });
+            if let Err(e) = parsed {
+                cx.syn_error(e);
+            }
+        }
+    }
+}
+
+/// Consume the value of a nested-meta key (`= expr` or `(..)`) so parsing goes on to the next.
+fn skip_meta_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        content.parse::<proc_macro2::TokenStream>()?;
+    }
+    Ok(())
 }
 
 fn param_list(tool: &Tool<'_>) -> String {

@@ -123,12 +123,27 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         let name = &p.name;
         if is_guarded(p) {
             quote!(#ident: #pv::arg(&mut __map, #name)?)
+        } else if p.default().is_some() {
+            let (ty, default_fn) = (p.ty, default_fn(p));
+            quote!(#ident: #pv::arg_or::<#ty>(&mut __map, #name, #default_fn)?)
         } else {
             // Spanned on the parameter's type: a type without `Deserialize` is reported there.
             let ty = p.ty;
             let arg = quote_spanned!(ty.span()=> #pv::arg::<#ty>(&mut __map, #name));
             quote!(#ident: #arg?)
         }
+    });
+    // A declared default, once, as a function both the adapter and the schema call. Its body is
+    // the user's expression, so a type error is reported there, once.
+    let default_fns = tool.params().filter_map(|p| {
+        let default = p.default()?;
+        let (ty, default_fn) = (p.ty, default_fn(p));
+        Some(quote!(fn #default_fn() -> #ty { #default }))
+    });
+    let schema_defaults = tool.params().filter_map(|p| {
+        p.default()?;
+        let (ty, name, default_fn) = (p.ty, &p.name, default_fn(p));
+        Some(quote!((#name, #pv::default_json::<#ty>(#default_fn()))))
     });
 
     // Locals get internal names: a parameter named like the function must not shadow it.
@@ -237,6 +252,8 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 #(#fields,)*
             }
 
+            #(#default_fns)*
+
             fn __build() -> #pv::ToolDef {
                 let __handler: #pv::Handler = #pv::Arc::new(
                     |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
@@ -252,7 +269,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                     #pv::ToolDecl {
                         name: #pv::string(#name),
                         description: #pv::string(#description),
-                        input_schema: #pv::input_schema::<__Args>(),
+                        input_schema: #pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*]),
                         output_schema: #output_schema,
                         risk: #pv::Risk::#risk,
                         concurrency_safe: #concurrency_safe,
@@ -277,6 +294,11 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
             }
         };
     }
+}
+
+/// The function that makes a parameter's declared default.
+fn default_fn(p: &Param<'_>) -> syn::Ident {
+    format_ident!("__default_{}", p.name)
 }
 
 /// The declared `path_args`, then every `WorkspacePath` parameter not listed (its type already

@@ -37,6 +37,30 @@ pub(crate) struct Param<'a> {
     pub(crate) shape: Shape,
     /// `#[schemars(..)]` attributes (validation such as `range`, `length`), moved to the field.
     pub(crate) schema_attrs: Vec<&'a Attribute>,
+    /// `#[arg(..)]` attributes: the parameter's own keys (`default = ..`).
+    pub(crate) arg_attrs: Vec<&'a Attribute>,
+    /// `#[serde(..)]` attributes: refused (the adapter deserializes each parameter by name).
+    pub(crate) serde_attrs: Vec<&'a Attribute>,
+}
+
+/// The key of `#[arg(..)]` that declares a parameter's default.
+pub(crate) const ARG_DEFAULT: &str = "default";
+
+impl Param<'_> {
+    /// The expression of `#[arg(default = ..)]`, if the attribute declares one and parses.
+    /// Errors are reported by `check`.
+    pub(crate) fn default(&self) -> Option<syn::Expr> {
+        let mut out = None;
+        for attr in &self.arg_attrs {
+            let _ = attr.parse_nested_meta(|meta| {
+                if meta.path.is_ident(ARG_DEFAULT) {
+                    out = Some(meta.value()?.parse::<syn::Expr>()?);
+                }
+                Ok(())
+            });
+        }
+        out
+    }
 }
 
 /// The context parameter.
@@ -153,6 +177,16 @@ fn input(arg: &FnArg) -> Input<'_> {
         ty: &pat.ty,
         shape: shape(&pat.ty),
         schema_attrs: pat.attrs.iter().filter(|a| is_schema_attr(a)).collect(),
+        arg_attrs: pat
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("arg"))
+            .collect(),
+        serde_attrs: pat
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("serde"))
+            .collect(),
     })
 }
 
@@ -161,12 +195,18 @@ pub(crate) fn is_schema_attr(attr: &Attribute) -> bool {
     attr.path().is_ident("schemars")
 }
 
+/// `#[schemars(..)]`, `#[arg(..)]` or `#[serde(..)]` on a parameter: `#[tool]` reads (or refuses)
+/// them, and removes them from the function rustc sees.
+fn is_tool_param_attr(attr: &Attribute) -> bool {
+    is_schema_attr(attr) || attr.path().is_ident("arg") || attr.path().is_ident("serde")
+}
+
 /// The function as the user wrote it, minus the parameter attributes `#[tool]` consumes.
 pub(crate) fn strip_param_attrs(func: &ItemFn) -> ItemFn {
     let mut func = func.clone();
     for arg in &mut func.sig.inputs {
         if let FnArg::Typed(pat) = arg {
-            pat.attrs.retain(|a| !is_schema_attr(a));
+            pat.attrs.retain(|a| !is_tool_param_attr(a));
         }
     }
     func

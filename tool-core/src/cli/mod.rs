@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::registry::Registry;
+use crate::registry::{Registry, RegistryError};
 
 pub mod call;
 mod dump;
@@ -91,6 +91,10 @@ impl Cli {
             Ok(command) if !command.needs_registry() => finish(self.dispatch(None, command)),
             Ok(command) => match Registry::from_inventory() {
                 Ok(registry) => finish(self.dispatch(Some(&registry), command)),
+                Err(e @ RegistryError::NoToolsLinked) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
                 Err(e) => {
                     eprintln!("error: the tool registry is invalid: {e}");
                     ExitCode::from(1)

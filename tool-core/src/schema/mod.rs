@@ -3,6 +3,7 @@
 
 pub(crate) mod canonical;
 pub mod export;
+pub(crate) mod integers;
 pub(crate) mod validate;
 
 pub use canonical::{canonical_bytes, sorted};
