@@ -29,6 +29,7 @@
 mod audit;
 mod bash;
 mod catalog;
+mod id;
 mod paths;
 mod policy;
 mod python;

@@ -3,7 +3,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use crate::catalog::{self, finding};
+use crate::catalog::{self, finding, id};
 use crate::paths::{self, PathClass};
 use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
 use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
@@ -106,9 +106,9 @@ impl Scanner {
                 report.parser = parser.to_owned();
             }
             Err(_) => {
-                report.findings = vec![
-                    finding("SCAN-ERROR", "scanner panicked").with_metadata("reason", "panic")
-                ];
+                report.findings =
+                    vec![finding(id::SCAN_ERROR, "scanner panicked")
+                        .with_metadata("reason", "panic")];
             }
         }
         self.apply_policy(&mut report.findings);
@@ -123,7 +123,7 @@ impl Scanner {
     pub fn scan_unsupported(&self, tool_name: &str, language: &str) -> SafetyReport {
         let mut r = self.scan(&SafetyScanRequest::new(tool_name, ScriptLang::Bash, ""));
         r.findings.push(
-            finding("SCAN-ERROR", "unsupported code block language")
+            finding(id::SCAN_ERROR, "unsupported code block language")
                 .with_metadata("language", language),
         );
         r.recompute();
@@ -135,7 +135,7 @@ impl Scanner {
         self.request_checks(req, &mut sink);
         if req.script.len() > self.policy.max_script_bytes || req.script.contains('\0') {
             sink.push_at(
-                finding("SCAN-INPUT", "script too large or contains NUL bytes"),
+                finding(id::SCAN_INPUT, "script too large or contains NUL bytes"),
                 None,
             );
             return (sink.findings, "none");
@@ -167,7 +167,7 @@ impl Scanner {
                     }
                 }
                 Err(_) => custom.push(
-                    finding("SCAN-ERROR", "a custom rule panicked")
+                    finding(id::SCAN_ERROR, "a custom rule panicked")
                         .with_metadata("rule", rule.id()),
                 ),
             }
@@ -182,7 +182,7 @@ impl Scanner {
             if t > self.policy.max_timeout_seconds {
                 sink.push_at(
                     finding(
-                        "REQ-TIMEOUT",
+                        id::REQ_TIMEOUT,
                         &format!("timeout {t}s > max {}s", self.policy.max_timeout_seconds),
                     ),
                     None,
@@ -202,7 +202,7 @@ impl Scanner {
                         | PathClass::HomeSensitive
                 )
             {
-                let mut f = finding("REQ-CWD", &format!("cwd {cwd}"));
+                let mut f = finding(id::REQ_CWD, &format!("cwd {cwd}"));
                 f.subject_path = Some(cwd.clone());
                 sink.push_at(f, None);
             }
@@ -219,9 +219,9 @@ impl Scanner {
                 | "PYTHONINSPECT"
                 | "PERL5OPT"
                 | "NODE_OPTIONS"
-                | "RUBYOPT" => "REQ-ENV",
+                | "RUBYOPT" => id::REQ_ENV,
                 "PATH" | "LD_LIBRARY_PATH" | "DYLD_LIBRARY_PATH" | "PYTHONPATH" | "PYTHONHOME" => {
-                    "REQ-ENV-PATH"
+                    id::REQ_ENV_PATH
                 }
                 _ => continue,
             };

@@ -1,6 +1,6 @@
 //! Where a scan collects its results, and the views of a script custom rules get.
 
-use crate::catalog::finding;
+use crate::catalog::{finding, id};
 use crate::paths::PathClass;
 use crate::report::SafetyFinding;
 use tool_rules::ScriptLang;
@@ -32,7 +32,7 @@ impl Default for Sink {
 /// The nested scan of a sink built without one: the nested script is not vouched for.
 fn unscannable_nested(_: ScriptLang, _: &str, sink: &mut Sink, _: usize, base: Option<(u32, u32)>) {
     sink.push_at(
-        finding("SCAN-ERROR", "nested script not scanned").with_metadata("reason", "nesting"),
+        finding(id::SCAN_ERROR, "nested script not scanned").with_metadata("reason", "nesting"),
         base,
     );
 }
@@ -116,7 +116,7 @@ pub struct CallView {
 pub(crate) fn nesting_ok(sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) -> bool {
     if nest > MAX_NEST {
         sink.push_at(
-            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
+            finding(id::SCAN_ERROR, "nested scripts too deep").with_metadata("reason", "nesting"),
             base,
         );
         return false;
