@@ -82,6 +82,14 @@ const RULES: &[RuleInfo] = &[
     r(id::PY_CRED_EXFIL, C::CredentialAccess, L::Critical, D::Deny, "Never send credential files over the network."),
     r(id::PY_DOWNLOAD_EXEC, C::RemoteCode, L::Critical, D::Deny, "Never execute downloaded content."),
     r(id::PY_FORK_BOMB, C::ResourceExhaustion, L::Critical, D::Deny, "Do not fork in a loop; use a bounded process pool."),
+    r(id::EFFECT_OUTSIDE_WORKSPACE, C::DestructiveFilesystem, L::Medium, D::NeedsHumanReview, "Keep the files a script touches inside the workspace."),
+    r(id::EFFECT_WRITE_OUTSIDE, C::DestructiveFilesystem, L::High, D::Deny, "Write, move, delete or re-permission files only inside the workspace, never in system or home directories."),
+    r(id::EFFECT_SENSITIVE_READ, C::CredentialAccess, L::High, D::Deny, "Do not read password hashes, keys or tokens; pass the needed value through a secret manager."),
+    r(id::EFFECT_EXFIL, C::CredentialAccess, L::Critical, D::Deny, "Never send a file or its content over the network from a tool call."),
+    r(id::EFFECT_DOWNLOAD_EXEC, C::RemoteCode, L::Critical, D::Deny, "Download to a file, verify its checksum or signature, review it, then run it."),
+    r(id::EFFECT_NETWORK, C::Network, L::Medium, D::NeedsHumanReview, "Declare the tool open_world or list the host in the policy's network allow-list."),
+    r(id::EFFECT_KILL, C::ProcessExecution, L::High, D::NeedsHumanReview, "Signal only processes the script started itself ($!)."),
+    r(id::EFFECT_KILL_ALL, C::ProcessExecution, L::Critical, D::Deny, "Never signal every process or PID 1."),
 ];
 
 /// Every built-in rule, in a stable order.

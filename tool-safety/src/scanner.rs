@@ -4,6 +4,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use crate::catalog::{self, finding, id};
+use crate::effects::{Effect, EffectKind};
+use crate::judge::{judge, Workspace};
 use crate::paths::{self, PathClass};
 use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
 use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
@@ -94,6 +96,7 @@ impl Scanner {
             tool_name: req.tool_name.clone(),
             language: req.language,
             findings: Vec::new(),
+            effects: Vec::new(),
             duration_us: 0,
             redacted: false,
             parser: "none".to_owned(),
@@ -101,8 +104,9 @@ impl Scanner {
         };
         let scanned = catch_unwind(AssertUnwindSafe(|| self.scan_inner(req)));
         match scanned {
-            Ok((findings, parser)) => {
+            Ok((findings, effects, parser)) => {
                 report.findings = findings;
+                report.effects = effects;
                 report.parser = parser.to_owned();
             }
             Err(_) => {
@@ -130,7 +134,10 @@ impl Scanner {
         r
     }
 
-    fn scan_inner(&self, req: &SafetyScanRequest) -> (Vec<SafetyFinding>, &'static str) {
+    fn scan_inner(
+        &self,
+        req: &SafetyScanRequest,
+    ) -> (Vec<SafetyFinding>, Vec<Effect>, &'static str) {
         let mut sink = Sink::new(scan_nested);
         self.request_checks(req, &mut sink);
         if req.script.len() > self.policy.max_script_bytes || req.script.contains('\0') {
@@ -138,7 +145,7 @@ impl Scanner {
                 finding(id::SCAN_INPUT, "script too large or contains NUL bytes"),
                 None,
             );
-            return (sink.findings, "none");
+            return (sink.findings, Vec::new(), "none");
         }
         let (tree, parser) = match req.language {
             ScriptLang::Bash => (bash::scan(&req.script, &mut sink, 0, None), bash::PARSER),
@@ -173,8 +180,32 @@ impl Scanner {
             }
         }
         sink.findings.extend(custom);
+        let ws = Workspace {
+            root: req.workspace.as_deref(),
+            cwd: req.cwd.as_deref(),
+            open_world: req.open_world,
+            allowed_hosts: &self.policy.network_allow_hosts,
+        };
+        // Where a built-in rule already speaks at least as strictly, it alone speaks.
+        for (f, at) in judge(&sink.effects, &ws, &self.policy.allowlist.paths) {
+            let (line, column) = at.unzip();
+            let covered = sink
+                .findings
+                .iter()
+                .any(|g| g.line == line && g.column == column && g.decision >= f.decision);
+            if !covered {
+                sink.push_at(f, at);
+            }
+        }
+        let mut effects = std::mem::take(&mut sink.effects);
+        for e in &mut effects {
+            e.evidence = redact::redact_bounded(&e.evidence).0;
+            if let EffectKind::Network { url: Some(u), .. } = &mut e.kind {
+                *u = redact::redact_bounded(u).0;
+            }
+        }
         sink.findings.sort_by_key(|f| (f.line, f.column));
-        (sink.findings, parser)
+        (sink.findings, effects, parser)
     }
 
     fn request_checks(&self, req: &SafetyScanRequest, sink: &mut Sink) {

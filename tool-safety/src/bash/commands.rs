@@ -286,6 +286,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
             return;
         };
+        self.command_effects(inv, name);
         let args: Vec<&Word<'t>> = inv.args.iter().collect();
         let vals: Vec<&str> = args.iter().map(|a| a.val()).collect();
         let (opts, operands) = split_opts(&vals);

@@ -10,6 +10,7 @@
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
 mod commands;
+mod effects;
 mod exec;
 mod interp;
 mod parse;

@@ -36,6 +36,9 @@ pub(crate) fn scan(
         net_send: false,
         too_deep: false,
         inv_cache: HashMap::new(),
+        vars: HashMap::new(),
+        cwd: Some(String::new()),
+        own_pids: Vec::new(),
     };
     if root.has_error() {
         let at = first_error(root).unwrap_or(root);
@@ -137,6 +140,12 @@ pub(super) struct Bash<'a, 's, 't> {
     /// Invocations built while looking ahead (pipeline stages, substitutions), by node id, so the
     /// walk does not build them a second time when it reaches the command.
     pub(super) inv_cache: HashMap<usize, Vec<Inv<'t>>>,
+    /// Values of the variables assigned so far (constant propagation).
+    pub(super) vars: HashMap<String, Vec<String>>,
+    /// Working directory after the `cd`s so far: `""` is where the script starts, `None` unknown.
+    pub(super) cwd: Option<String>,
+    /// Variables holding the PID of a job the script started (`PID=$!`).
+    pub(super) own_pids: Vec<String>,
 }
 
 pub(super) fn pos(n: Node<'_>) -> (u32, u32) {

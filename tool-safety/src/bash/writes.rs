@@ -114,6 +114,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             return;
         };
         let name = self.text(name).to_owned();
+        self.bind(&name, value);
         let value = value
             .map(|v| self.word(v).val().to_owned())
             .unwrap_or_default();
@@ -135,6 +136,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         let w = self.word(dest);
         let target = w.val();
         let ev = self.text(n.parent().unwrap_or(n));
+        self.redirect_effect(op, dest, n, ev);
         match op {
             ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => self.check_write(target, ev, n),
             ">&" if !target.chars().all(|c| c.is_ascii_digit() || c == '-') => {
