@@ -54,6 +54,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         {
             self.network = true;
         }
+        self.call_effects(&q, c, &args);
         if q == "urllib.request.urlretrieve" || q == "wget.download" {
             if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(a, 0)) {
                 self.downloaded_files.push(dst);

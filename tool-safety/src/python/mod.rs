@@ -9,6 +9,7 @@
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
 mod calls;
+mod effects;
 mod values;
 mod walk;
 

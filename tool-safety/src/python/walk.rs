@@ -60,6 +60,7 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         consts: HashMap::new(),
         tainted: HashSet::new(),
         downloaded_files: Vec::new(),
+        file_content: HashMap::new(),
         socket_at: None,
         stream_hijack_at: None,
         network: false,
@@ -167,6 +168,8 @@ pub(super) struct Py<'a, 's> {
     /// Names holding downloaded content.
     pub(super) tainted: HashSet<String>,
     pub(super) downloaded_files: Vec<String>,
+    /// Names bound to the content of a file, by the file's path (for flows into a send).
+    pub(super) file_content: HashMap<String, String>,
     pub(super) socket_at: Option<(u32, u32)>,
     pub(super) stream_hijack_at: Option<(String, (u32, u32))>,
     pub(super) network: bool,
@@ -413,6 +416,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         };
         let name = left.id.as_str().to_owned();
+        self.bind_content(&name, value);
         if self.is_tainted(value) {
             self.tainted.insert(name.clone());
         } else {
