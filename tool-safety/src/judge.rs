@@ -271,7 +271,8 @@ pub(crate) fn judge(
                 });
                 if *direction == Direction::Upload && leaks {
                     out.push(at(finding(id::EFFECT_EXFIL, &e.evidence), e));
-                } else if (!ws.open_world || (*direction == Direction::Both && !local))
+                } else if !local
+                    && (!ws.open_world || *direction == Direction::Both)
                     && !host.as_deref().is_some_and(|h| {
                         ws.allowed_hosts.iter().any(|a| {
                             h == a || h.strip_suffix(a.as_str()).is_some_and(|p| p.ends_with('.'))

@@ -166,6 +166,20 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
     }
 
+    /// A literal path joined onto the tracked working directory.
+    fn str_target(&self, p: &str) -> EffectTarget {
+        if p.contains('$') {
+            return EffectTarget::Unknown;
+        }
+        if p.starts_with('/') || p.starts_with('~') {
+            return EffectTarget::Resolved(join_norm("", p));
+        }
+        match &self.cwd {
+            Some(c) => EffectTarget::Resolved(join_norm(c, p)),
+            None => EffectTarget::Unknown,
+        }
+    }
+
     fn file_effect(&mut self, kind: EffectKind, w: &Word<'t>, at: (u32, u32), ev: &str) {
         let target = self.path_target(w);
         self.sink.effect(kind, target, at, ev);
@@ -475,7 +489,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "-F"
                 | "--form" | "--post-file" | "--body-file" | "-T" | "--upload-file" => {
                     if let Some(n) = next {
-                        let d = n.val();
+                        let resolved = self.values(n.node).and_then(|v| v.into_iter().next());
+                        let d = resolved.as_deref().unwrap_or(n.val());
                         let file = if matches!(
                             v,
                             "-T" | "--upload-file" | "--post-file" | "--body-file"
@@ -487,14 +502,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                                 .or_else(|| d.strip_prefix('<'))
                         };
                         if let Some(f) = file.filter(|f| !f.is_empty()) {
-                            sends = Some(f.to_owned());
-                            let w = Word {
-                                node: n.node,
-                                lit: Some(f.to_owned()),
-                                approx: String::new(),
-                                disguised: false,
-                            };
-                            self.file_effect(EffectKind::FileRead, &w, at, ev);
+                            let target = self.str_target(f);
+                            let first = target.values().first().cloned();
+                            sends = Some(first.unwrap_or_else(|| f.to_owned()));
+                            self.sink.effect(EffectKind::FileRead, target, at, ev);
                         } else if d.contains("$(…)") {
                             sends = Some("command output".to_owned());
                         }
@@ -519,7 +530,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             i += 1;
         }
         if let Some(f) = v_data(args) {
-            sends.get_or_insert(f);
+            let target = self.str_target(&f);
+            sends.get_or_insert(target.values().first().cloned().unwrap_or(f));
+            self.sink.effect(EffectKind::FileRead, target, at, ev);
         }
         let direction = if sends.is_some() {
             Direction::Upload
@@ -577,11 +590,19 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 fn v_data(args: &[Word<'_>]) -> Option<String> {
     args.iter().find_map(|a| {
         let v = a.val();
-        ["--data-binary=@", "--data=@", "-d@", "--upload-file=", "-T"]
-            .iter()
-            .find_map(|p| v.strip_prefix(p))
-            .filter(|f| !f.is_empty() && !f.starts_with('-'))
-            .map(str::to_owned)
+        [
+            "--data-binary=@",
+            "--data=@",
+            "-d@",
+            "--upload-file=",
+            "--post-file=",
+            "--body-file=",
+            "-T",
+        ]
+        .iter()
+        .find_map(|p| v.strip_prefix(p))
+        .filter(|f| !f.is_empty() && !f.starts_with('-'))
+        .map(str::to_owned)
     })
 }
 

@@ -1,7 +1,7 @@
 //! What each call will touch, with paths and URLs resolved by the constant values the walk
 //! tracks (assignments, f-strings, `%`, `+`, `.format`, `os.path.join`, `expanduser`, `/`).
 
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, FStringPart, InterpolatedStringElement, Operator};
 use ruff_text_size::Ranged;
 
 use crate::effects::{is_url, url_host, Direction, EffectKind, EffectTarget};
@@ -12,8 +12,59 @@ use super::walk::*;
 const HTTP_ROOTS: &[&str] = &["requests", "httpx", "urllib3", "aiohttp"];
 
 impl<'t, 's: 't> Py<'_, 's> {
+    /// The value of an f-string with fields, a `%` or a `.format` of constants.
+    pub(super) fn fmt_value(&self, e: &'t Expr, depth: usize) -> Option<String> {
+        if depth > MAX_EXPR_DEPTH {
+            return None;
+        }
+        let val = |x: &'t Expr| {
+            self.path_value(x, depth + 1)
+                .or_else(|| self.fmt_value(x, depth + 1))
+        };
+        match e {
+            Expr::FString(f) => {
+                let mut s = String::new();
+                for part in f.value.iter() {
+                    match part {
+                        FStringPart::Literal(l) => s.push_str(&l.value),
+                        FStringPart::FString(fs) => {
+                            for el in fs.elements.iter() {
+                                match el {
+                                    InterpolatedStringElement::Literal(l) => s.push_str(&l.value),
+                                    InterpolatedStringElement::Interpolation(i) => {
+                                        s.push_str(&val(&i.expression)?)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Some(s)
+            }
+            Expr::BinOp(b) if b.op == Operator::Mod => {
+                let fmt = val(&b.left)?;
+                let args: Vec<String> = match &*b.right {
+                    Expr::Tuple(t) => t.elts.iter().map(val).collect::<Option<_>>()?,
+                    x => vec![val(x)?],
+                };
+                fill(&fmt, "%s", &args)
+            }
+            Expr::BinOp(b) if b.op == Operator::Add => Some(val(&b.left)? + &val(&b.right)?),
+            Expr::Call(c) => match &*c.func {
+                Expr::Attribute(a) if a.attr.as_str() == "format" => {
+                    let fmt = val(&a.value)?;
+                    let args: Vec<String> =
+                        c.arguments.args.iter().map(val).collect::<Option<_>>()?;
+                    fill(&fmt, "{}", &args)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     fn target_of(&self, e: Option<&'t Expr>) -> EffectTarget {
-        match e.and_then(|e| self.path_value(e, 0)) {
+        match e.and_then(|e| self.path_value(e, 0).or_else(|| self.fmt_value(e, 0))) {
             Some(p) => EffectTarget::Resolved(p),
             None => EffectTarget::Unknown,
         }
@@ -219,4 +270,18 @@ impl<'t, 's: 't> Py<'_, 's> {
             self.fx(EffectKind::FileWrite, args.positional.get(1).copied(), c);
         }
     }
+}
+
+/// `fmt` with each `hole` replaced by the next of `args`; `None` when the counts differ.
+fn fill(fmt: &str, hole: &str, args: &[String]) -> Option<String> {
+    let pieces: Vec<&str> = fmt.split(hole).collect();
+    if pieces.len() != args.len() + 1 {
+        return None;
+    }
+    let mut out = pieces[0].to_owned();
+    for (a, p) in args.iter().zip(&pieces[1..]) {
+        out.push_str(a);
+        out.push_str(p);
+    }
+    Some(out)
 }

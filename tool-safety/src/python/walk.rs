@@ -431,9 +431,14 @@ impl<'t, 's: 't> Py<'_, 's> {
             Some(c) => {
                 self.consts.insert(name.clone(), c);
             }
-            None => {
-                self.consts.remove(&name);
-            }
+            None => match self.fmt_value(value, 0) {
+                Some(s) => {
+                    self.consts.insert(name.clone(), Const::Str(s));
+                }
+                None => {
+                    self.consts.remove(&name);
+                }
+            },
         }
         // `f = os.system`, `o = __import__("os")`
         if matches!(value, Expr::Attribute(_) | Expr::Name(_) | Expr::Call(_)) {
