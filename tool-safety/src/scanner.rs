@@ -198,8 +198,16 @@ impl Scanner {
             }
         }
         let mut effects = std::mem::take(&mut sink.effects);
+        // One command often has several effects: redact its text once.
+        let mut redacted: Vec<(String, String)> = Vec::new();
         for e in &mut effects {
-            e.evidence = redact::redact_bounded(&e.evidence).0;
+            match redacted.iter().find(|(raw, _)| *raw == e.evidence) {
+                Some((_, r)) => e.evidence = r.clone(),
+                None => {
+                    let r = redact::redact_bounded(&e.evidence).0;
+                    redacted.push((std::mem::replace(&mut e.evidence, r.clone()), r));
+                }
+            }
             if let EffectKind::Network { url: Some(u), .. } = &mut e.kind {
                 *u = redact::redact_bounded(u).0;
             }

@@ -219,7 +219,14 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     /// The effects of one unwrapped command.
     pub(super) fn command_effects(&mut self, inv: &Inv<'t>, name: &str) {
-        let ev = self.ev(inv).to_owned();
+        let path_named = inv
+            .name_word
+            .as_ref()
+            .is_some_and(|w| w.val().contains('/'));
+        if !path_named && !is_effect_command(name) {
+            return;
+        }
+        let ev = self.ev(inv);
         let at = self.base.unwrap_or(pos(inv.node));
         let vals: Vec<&str> = inv.args.iter().map(|a| a.val()).collect();
         let operands: Vec<&Word<'t>> = {
@@ -240,7 +247,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             let v = w.val();
             if v.contains('/') && !v.starts_with("/usr/") && !v.starts_with("/bin/") {
                 let target = self.path_target(w);
-                self.sink.effect(EffectKind::ProcessSpawn, target, at, &ev);
+                self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
             }
         }
         match name {
@@ -257,26 +264,26 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 if let Some(w) = operands.first() {
                     if !w.val().starts_with('-') {
                         let target = self.path_target(w);
-                        self.sink.effect(EffectKind::ProcessSpawn, target, at, &ev);
+                        self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
                     }
                 }
             }
             n if READERS.contains(&n) => {
                 let skip = usize::from(matches!(n, "sed" | "awk" | "openssl" | "jq" | "yq"));
                 for w in operands.iter().skip(skip) {
-                    self.file_effect(EffectKind::FileRead, w, at, &ev);
+                    self.file_effect(EffectKind::FileRead, w, at, ev);
                 }
                 if matches!(n, "source" | ".") {
                     if let Some(w) = operands.first() {
                         let target = self.path_target(w);
-                        self.sink.effect(EffectKind::ProcessSpawn, target, at, &ev);
+                        self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
                     }
                 }
             }
             "grep" | "egrep" | "fgrep" | "rg" => {
                 let has_e = vals.iter().any(|v| *v == "-e" || *v == "-f");
                 for w in operands.iter().skip(usize::from(!has_e)) {
-                    self.file_effect(EffectKind::FileRead, w, at, &ev);
+                    self.file_effect(EffectKind::FileRead, w, at, ev);
                 }
             }
             n if LISTERS.contains(&n) => {
@@ -296,28 +303,28 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     } else {
                         EffectKind::DirList
                     };
-                    self.sink.effect(kind, EffectTarget::Resolved(c), at, &ev);
+                    self.sink.effect(kind, EffectTarget::Resolved(c), at, ev);
                 }
                 for w in roots {
-                    self.file_effect(EffectKind::DirList, w, at, &ev);
+                    self.file_effect(EffectKind::DirList, w, at, ev);
                     if delete {
-                        self.file_effect(EffectKind::FileDelete, w, at, &ev);
+                        self.file_effect(EffectKind::FileDelete, w, at, ev);
                     }
                 }
             }
             n if CREATORS.contains(&n) => {
                 for w in &operands {
-                    self.file_effect(EffectKind::FileCreate, w, at, &ev);
+                    self.file_effect(EffectKind::FileCreate, w, at, ev);
                 }
             }
             n if DELETERS.contains(&n) => {
                 for w in &operands {
-                    self.file_effect(EffectKind::FileDelete, w, at, &ev);
+                    self.file_effect(EffectKind::FileDelete, w, at, ev);
                 }
             }
             n if MODE_SETTERS.contains(&n) => {
                 for w in operands.iter().skip(1) {
-                    self.file_effect(EffectKind::Chmod, w, at, &ev);
+                    self.file_effect(EffectKind::Chmod, w, at, ev);
                 }
             }
             "cp" | "mv" | "install" | "rsync" | "scp" | "ln" => {
@@ -338,11 +345,11 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     } else {
                         EffectKind::FileRead
                     };
-                    self.file_effect(kind, w, at, &ev);
+                    self.file_effect(kind, w, at, ev);
                     if remote(dest) {
                         let (host, port) = url_host(&format!("x://{}", dest.val()));
                         let sends = Some(w.val().to_owned());
-                        self.network(None, host, port, Direction::Upload, sends, at, &ev);
+                        self.network(None, host, port, Direction::Upload, sends, at, ev);
                     }
                 }
                 if !remote(dest) {
@@ -351,12 +358,12 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     } else {
                         EffectKind::FileWrite
                     };
-                    self.file_effect(kind, dest, at, &ev);
+                    self.file_effect(kind, dest, at, ev);
                 }
             }
             "tee" | "truncate" => {
                 for w in &operands {
-                    self.file_effect(EffectKind::FileWrite, w, at, &ev);
+                    self.file_effect(EffectKind::FileWrite, w, at, ev);
                 }
             }
             "dd" => {
@@ -375,17 +382,17 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         ),
                         t => t,
                     };
-                    self.sink.effect(kind, target, at, &ev);
+                    self.sink.effect(kind, target, at, ev);
                 }
             }
-            "curl" | "wget" | "aria2c" | "http" | "https" => self.http_effects(inv, name, at, &ev),
+            "curl" | "wget" | "aria2c" | "http" | "https" => self.http_effects(inv, name, at, ev),
             "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ssh" | "ftp" | "sftp" => {
                 let host = operands
                     .iter()
                     .map(|w| w.val())
                     .find(|v| !v.starts_with('-'));
                 let (host, port) = host.map_or((None, None), |h| url_host(&format!("x://{h}")));
-                self.network(None, host, port, Direction::Both, None, at, &ev);
+                self.network(None, host, port, Direction::Both, None, at, ev);
             }
             "kill" => {
                 let mut skip_next = false;
@@ -418,7 +425,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         EffectKind::ProcessControl { target },
                         EffectTarget::Unknown,
                         at,
-                        &ev,
+                        ev,
                     );
                 }
             }
@@ -435,7 +442,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     EffectKind::ProcessControl { target },
                     EffectTarget::Unknown,
                     at,
-                    &ev,
+                    ev,
                 );
             }
             "crontab" | "at" | "batch" => {
@@ -443,7 +450,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     EffectKind::Persistence,
                     EffectTarget::Resolved(name.to_owned()),
                     at,
-                    &ev,
+                    ev,
                 );
             }
             _ => {}
@@ -584,6 +591,51 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             }
         }
     }
+}
+
+/// `true` for the commands [`Bash::command_effects`] knows something about.
+fn is_effect_command(name: &str) -> bool {
+    [READERS, LISTERS, CREATORS, DELETERS, MODE_SETTERS, SHELLS]
+        .iter()
+        .any(|l| l.contains(&name))
+        || matches!(
+            name,
+            "cd" | "pushd"
+                | "grep"
+                | "egrep"
+                | "fgrep"
+                | "rg"
+                | "cp"
+                | "mv"
+                | "install"
+                | "rsync"
+                | "scp"
+                | "ln"
+                | "tee"
+                | "truncate"
+                | "dd"
+                | "curl"
+                | "wget"
+                | "aria2c"
+                | "http"
+                | "https"
+                | "nc"
+                | "ncat"
+                | "netcat"
+                | "socat"
+                | "telnet"
+                | "ssh"
+                | "ftp"
+                | "sftp"
+                | "kill"
+                | "pkill"
+                | "killall"
+                | "killall5"
+                | "skill"
+                | "crontab"
+                | "at"
+                | "batch"
+        )
 }
 
 /// `--data=@file` and `-d@file` spelt as one word.
