@@ -20,6 +20,7 @@ mod pin;
 mod regression_checklist;
 mod safety_cli;
 mod safety_corpus;
+mod safety_effects;
 mod safety_executor;
 mod safety_fixtures;
 mod safety_gate;

@@ -16,9 +16,7 @@ use std::path::{Path, PathBuf};
 /// `(source directory relative to this crate's manifest, directories under it to leave out)`.
 const CRATES: &[(&str, &[&str])] = &[
     ("src", &[]),
-    // The language walks still share their walker with their `mod.rs`; the scanner's split by
-    // concern removes that, and then this exclusion.
-    ("../tool-safety/src", &["bash", "python"]),
+    ("../tool-safety/src", &[]),
     ("../tool-sandbox/src", &[]),
 ];
 

@@ -29,6 +29,9 @@
 mod audit;
 mod bash;
 mod catalog;
+mod effects;
+mod id;
+mod judge;
 mod paths;
 mod policy;
 mod python;
@@ -40,6 +43,7 @@ mod sink;
 
 pub use audit::script_sha256;
 pub use catalog::{builtin_rules, RuleInfo};
+pub use effects::{Direction, Effect, EffectKind, EffectTarget};
 pub use policy::{Allowlist, PolicyError, RuleAction, SafetyPolicy};
 pub use redact::{redact, EVIDENCE_MAX_CHARS};
 pub use report::{

@@ -65,6 +65,10 @@ pub struct SafetyPolicy {
     /// Exemptions.
     #[serde(default)]
     pub allowlist: Allowlist,
+    /// Hosts (and their subdomains) a tool that is not `open_world` may reach without review
+    /// (`EFFECT-NETWORK`).
+    #[serde(default)]
+    pub network_allow_hosts: Vec<String>,
 }
 
 fn default_max_timeout() -> u64 {
@@ -85,6 +89,7 @@ impl Default for SafetyPolicy {
             max_script_bytes: default_max_script_bytes(),
             rules: BTreeMap::new(),
             allowlist: Allowlist::default(),
+            network_allow_hosts: Vec::new(),
         }
     }
 }

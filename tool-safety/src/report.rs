@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::effects::Effect;
 use crate::redact;
 pub use tool_rules::ScriptLang;
 
@@ -141,6 +142,17 @@ pub struct SafetyScanRequest {
     pub env_names: Vec<String>,
     /// Requested timeout in seconds, after defaults were merged in.
     pub timeout_seconds: Option<u64>,
+    /// Workspace root (absolute) the script may touch, if known; effects outside it are judged.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// The tool is declared to reach the open world: network use alone is no finding. `true`
+    /// unless the caller says otherwise (the executor's gate passes the declaration's value).
+    #[serde(default = "yes")]
+    pub open_world: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl SafetyScanRequest {
@@ -157,12 +169,26 @@ impl SafetyScanRequest {
             cwd: None,
             env_names: Vec::new(),
             timeout_seconds: None,
+            workspace: None,
+            open_world: true,
         }
     }
 
     /// Set the working directory.
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
         self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Set the workspace root the script's effects are judged against.
+    pub fn with_workspace(mut self, root: impl Into<String>) -> Self {
+        self.workspace = Some(root.into());
+        self
+    }
+
+    /// Say whether the tool may reach the open world (network use is then no finding).
+    pub fn with_open_world(mut self, yes: bool) -> Self {
+        self.open_world = yes;
         self
     }
 
@@ -274,6 +300,9 @@ pub struct SafetyReport {
     pub language: ScriptLang,
     /// Every finding, in script order.
     pub findings: Vec<SafetyFinding>,
+    /// What the script will touch, in script order (evidence redacted and bounded).
+    #[serde(default)]
+    pub effects: Vec<Effect>,
     /// Scan time in microseconds.
     pub duration_us: u64,
     /// `true` when some evidence was masked.

@@ -3,7 +3,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
-use crate::catalog::{self, finding};
+use crate::catalog::{self, finding, id};
+use crate::effects::{Effect, EffectKind};
+use crate::judge::{judge, Workspace};
 use crate::paths::{self, PathClass};
 use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
 use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
@@ -94,6 +96,7 @@ impl Scanner {
             tool_name: req.tool_name.clone(),
             language: req.language,
             findings: Vec::new(),
+            effects: Vec::new(),
             duration_us: 0,
             redacted: false,
             parser: "none".to_owned(),
@@ -101,14 +104,15 @@ impl Scanner {
         };
         let scanned = catch_unwind(AssertUnwindSafe(|| self.scan_inner(req)));
         match scanned {
-            Ok((findings, parser)) => {
+            Ok((findings, effects, parser)) => {
                 report.findings = findings;
+                report.effects = effects;
                 report.parser = parser.to_owned();
             }
             Err(_) => {
-                report.findings = vec![
-                    finding("SCAN-ERROR", "scanner panicked").with_metadata("reason", "panic")
-                ];
+                report.findings =
+                    vec![finding(id::SCAN_ERROR, "scanner panicked")
+                        .with_metadata("reason", "panic")];
             }
         }
         self.apply_policy(&mut report.findings);
@@ -123,22 +127,25 @@ impl Scanner {
     pub fn scan_unsupported(&self, tool_name: &str, language: &str) -> SafetyReport {
         let mut r = self.scan(&SafetyScanRequest::new(tool_name, ScriptLang::Bash, ""));
         r.findings.push(
-            finding("SCAN-ERROR", "unsupported code block language")
+            finding(id::SCAN_ERROR, "unsupported code block language")
                 .with_metadata("language", language),
         );
         r.recompute();
         r
     }
 
-    fn scan_inner(&self, req: &SafetyScanRequest) -> (Vec<SafetyFinding>, &'static str) {
+    fn scan_inner(
+        &self,
+        req: &SafetyScanRequest,
+    ) -> (Vec<SafetyFinding>, Vec<Effect>, &'static str) {
         let mut sink = Sink::new(scan_nested);
         self.request_checks(req, &mut sink);
         if req.script.len() > self.policy.max_script_bytes || req.script.contains('\0') {
             sink.push_at(
-                finding("SCAN-INPUT", "script too large or contains NUL bytes"),
+                finding(id::SCAN_INPUT, "script too large or contains NUL bytes"),
                 None,
             );
-            return (sink.findings, "none");
+            return (sink.findings, Vec::new(), "none");
         }
         let (tree, parser) = match req.language {
             ScriptLang::Bash => (bash::scan(&req.script, &mut sink, 0, None), bash::PARSER),
@@ -167,14 +174,46 @@ impl Scanner {
                     }
                 }
                 Err(_) => custom.push(
-                    finding("SCAN-ERROR", "a custom rule panicked")
+                    finding(id::SCAN_ERROR, "a custom rule panicked")
                         .with_metadata("rule", rule.id()),
                 ),
             }
         }
         sink.findings.extend(custom);
+        let ws = Workspace {
+            root: req.workspace.as_deref(),
+            cwd: req.cwd.as_deref(),
+            open_world: req.open_world,
+            allowed_hosts: &self.policy.network_allow_hosts,
+        };
+        // Where a built-in rule already speaks at least as strictly, it alone speaks.
+        for (f, at) in judge(&sink.effects, &ws, &self.policy.allowlist.paths) {
+            let (line, column) = at.unzip();
+            let covered = sink
+                .findings
+                .iter()
+                .any(|g| g.line == line && g.column == column && g.decision >= f.decision);
+            if !covered {
+                sink.push_at(f, at);
+            }
+        }
+        let mut effects = std::mem::take(&mut sink.effects);
+        // One command often has several effects: redact its text once.
+        let mut redacted: Vec<(String, String)> = Vec::new();
+        for e in &mut effects {
+            match redacted.iter().find(|(raw, _)| *raw == e.evidence) {
+                Some((_, r)) => e.evidence = r.clone(),
+                None => {
+                    let r = redact::redact_bounded(&e.evidence).0;
+                    redacted.push((std::mem::replace(&mut e.evidence, r.clone()), r));
+                }
+            }
+            if let EffectKind::Network { url: Some(u), .. } = &mut e.kind {
+                *u = redact::redact_bounded(u).0;
+            }
+        }
         sink.findings.sort_by_key(|f| (f.line, f.column));
-        (sink.findings, parser)
+        (sink.findings, effects, parser)
     }
 
     fn request_checks(&self, req: &SafetyScanRequest, sink: &mut Sink) {
@@ -182,7 +221,7 @@ impl Scanner {
             if t > self.policy.max_timeout_seconds {
                 sink.push_at(
                     finding(
-                        "REQ-TIMEOUT",
+                        id::REQ_TIMEOUT,
                         &format!("timeout {t}s > max {}s", self.policy.max_timeout_seconds),
                     ),
                     None,
@@ -202,7 +241,7 @@ impl Scanner {
                         | PathClass::HomeSensitive
                 )
             {
-                let mut f = finding("REQ-CWD", &format!("cwd {cwd}"));
+                let mut f = finding(id::REQ_CWD, &format!("cwd {cwd}"));
                 f.subject_path = Some(cwd.clone());
                 sink.push_at(f, None);
             }
@@ -219,9 +258,9 @@ impl Scanner {
                 | "PYTHONINSPECT"
                 | "PERL5OPT"
                 | "NODE_OPTIONS"
-                | "RUBYOPT" => "REQ-ENV",
+                | "RUBYOPT" => id::REQ_ENV,
                 "PATH" | "LD_LIBRARY_PATH" | "DYLD_LIBRARY_PATH" | "PYTHONPATH" | "PYTHONHOME" => {
-                    "REQ-ENV-PATH"
+                    id::REQ_ENV_PATH
                 }
                 _ => continue,
             };

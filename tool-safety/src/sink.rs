@@ -1,6 +1,7 @@
 //! Where a scan collects its results, and the views of a script custom rules get.
 
-use crate::catalog::finding;
+use crate::catalog::{finding, id};
+use crate::effects::{Effect, EffectKind, EffectTarget, MAX_EFFECTS};
 use crate::paths::PathClass;
 use crate::report::SafetyFinding;
 use tool_rules::ScriptLang;
@@ -17,6 +18,7 @@ pub(crate) struct Sink {
     pub(crate) findings: Vec<SafetyFinding>,
     pub(crate) commands: Vec<CommandView>,
     pub(crate) calls: Vec<CallView>,
+    pub(crate) effects: Vec<Effect>,
     pub(crate) cwd_class: PathClass,
     nested: NestedScan,
 }
@@ -32,7 +34,7 @@ impl Default for Sink {
 /// The nested scan of a sink built without one: the nested script is not vouched for.
 fn unscannable_nested(_: ScriptLang, _: &str, sink: &mut Sink, _: usize, base: Option<(u32, u32)>) {
     sink.push_at(
-        finding("SCAN-ERROR", "nested script not scanned").with_metadata("reason", "nesting"),
+        finding(id::SCAN_ERROR, "nested script not scanned").with_metadata("reason", "nesting"),
         base,
     );
 }
@@ -44,6 +46,7 @@ impl Sink {
             findings: Vec::new(),
             commands: Vec::new(),
             calls: Vec::new(),
+            effects: Vec::new(),
             cwd_class: PathClass::default(),
             nested,
         }
@@ -66,6 +69,29 @@ impl Sink {
         base: Option<(u32, u32)>,
     ) {
         (self.nested)(lang, code, self, nest, base);
+    }
+
+    /// Record an effect at a 1-based position (the first [`MAX_EFFECTS`] are kept).
+    pub(crate) fn effect(
+        &mut self,
+        kind: EffectKind,
+        target: EffectTarget,
+        (line, column): (u32, u32),
+        evidence: &str,
+    ) {
+        if self.effects.len() >= MAX_EFFECTS {
+            return;
+        }
+        let e = Effect {
+            kind,
+            target,
+            line,
+            column,
+            evidence: evidence.to_owned(),
+        };
+        if !self.effects.contains(&e) {
+            self.effects.push(e);
+        }
     }
 
     /// Add a finding at a 1-based position, dropping exact duplicates (same rule, same place).
@@ -116,7 +142,7 @@ pub struct CallView {
 pub(crate) fn nesting_ok(sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) -> bool {
     if nest > MAX_NEST {
         sink.push_at(
-            finding("SCAN-ERROR", "nested scripts too deep").with_metadata("reason", "nesting"),
+            finding(id::SCAN_ERROR, "nested scripts too deep").with_metadata("reason", "nesting"),
             base,
         );
         return false;

@@ -28,12 +28,23 @@ const ENV_ARGS: &[&str] = &["env", "environment"];
 #[derive(Debug, Clone)]
 pub struct ScannerGate {
     scanner: Arc<Scanner>,
+    workspace: Option<String>,
 }
 
 impl ScannerGate {
     /// A gate over this scanner.
     pub fn new(scanner: Arc<Scanner>) -> Self {
-        ScannerGate { scanner }
+        ScannerGate {
+            scanner,
+            workspace: None,
+        }
+    }
+
+    /// The same gate judging each script's effects against this workspace root (the executor's
+    /// workspace): reads, writes and sends outside it are reviewed or denied.
+    pub fn with_workspace(mut self, root: impl Into<String>) -> Self {
+        self.workspace = Some(root.into());
+        self
     }
 
     /// A gate over a scanner with the default policy.
@@ -75,7 +86,11 @@ impl ScannerGate {
                 Some(_) => return Err(format!("script argument `{name}` is not a string")),
             };
             let mut req = SafetyScanRequest::new(decl.name.clone(), lang, script)
-                .with_env_names(env_names.clone());
+                .with_env_names(env_names.clone())
+                .with_open_world(decl.open_world);
+            if let Some(root) = &self.workspace {
+                req = req.with_workspace(root.clone());
+            }
             if let Some(cwd) = &cwd {
                 req = req.with_cwd(cwd.clone());
             }

@@ -1,9 +1,15 @@
 //! Commands: unwrapping wrappers (`sudo`, `env`, `xargs`, `find -exec`, ...) and the rules on each
 //! command found.
 
+use tree_sitter::Node;
+
+use crate::catalog::{finding, id};
+use crate::paths::{self, PathClass};
+use crate::sink::CommandView;
+
 use super::interp::*;
 use super::text::*;
-use super::*;
+use super::walk::*;
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
     /// Build the invocations of a `command` node, unwrapping wrappers.
@@ -259,7 +265,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 && inv.name.as_deref().is_some_and(|n| !n.is_empty())
                 && w.lit.is_some()
             {
-                let mut f = finding("BASH-OBFUSCATION", ev);
+                let mut f = finding(id::BASH_OBFUSCATION, ev);
                 if let Some(n) = &inv.name {
                     f = f.with_metadata("command", n);
                 }
@@ -268,7 +274,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         for wr in &inv.wrappers {
             if matches!(wr.as_str(), "sudo" | "doas" | "pkexec") {
-                let mut f = finding("BASH-SUDO", ev);
+                let mut f = finding(id::BASH_SUDO, ev);
                 f.subject_command = Some(wr.clone());
                 self.push(f, node);
             }
@@ -277,9 +283,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             self.check_assign(k, v.val(), node);
         }
         let Some(name) = inv.name.as_deref() else {
-            self.push(finding("BASH-INDIRECT-EXEC", ev), node);
+            self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
             return;
         };
+        self.command_effects(inv, name);
         let args: Vec<&Word<'t>> = inv.args.iter().collect();
         let vals: Vec<&str> = args.iter().map(|a| a.val()).collect();
         let (opts, operands) = split_opts(&vals);
@@ -294,17 +301,17 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     self.cred_read = Some((ev.to_owned(), self.base.unwrap_or(pos(node))));
                 }
                 if NET_SEND.contains(&name) {
-                    self.push(finding("BASH-CRED-EXFIL", ev), node);
+                    self.push(finding(id::BASH_CRED_EXFIL, ev), node);
                 } else {
-                    self.push(finding("BASH-CRED-READ", ev), node);
+                    self.push(finding(id::BASH_CRED_READ, ev), node);
                 }
             } else if paths::is_dotenv(path) && NET_SEND.contains(&name) && v.contains('@') {
-                self.push(finding("BASH-CRED-EXFIL", ev), node);
+                self.push(finding(id::BASH_CRED_EXFIL, ev), node);
             }
         }
         match name {
             "sudo" | "doas" | "pkexec" | "su" | "runuser" => {
-                let mut f = finding("BASH-SUDO", ev);
+                let mut f = finding(id::BASH_SUDO, ev);
                 f.subject_command = Some(name.to_owned());
                 self.push(f, node);
                 if name == "su" || name == "runuser" {
@@ -316,7 +323,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         if let Some(code) = args.get(i + 1).and_then(|w| w.lit.clone()) {
                             self.nested(Interp::Shell, &code, node);
                         } else {
-                            self.push(finding("BASH-INDIRECT-EXEC", ev), node);
+                            self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
                         }
                     }
                 }
@@ -332,11 +339,11 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 for t in &operands {
                     self.check_delete(t, recursive || no_preserve, ev, node);
                     if paths::is_history_file(t) {
-                        self.push(finding("BASH-HISTORY", ev), node);
+                        self.push(finding(id::BASH_HISTORY, ev), node);
                     }
                 }
                 if no_preserve {
-                    self.push(finding("BASH-RM-ROOT", ev), node);
+                    self.push(finding(id::BASH_RM_ROOT, ev), node);
                 }
             }
             "find" => {
@@ -352,7 +359,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             "shred" => {
                 for t in &operands {
                     if paths::is_disk_device(t) {
-                        self.push(finding("BASH-DISK", ev), node);
+                        self.push(finding(id::BASH_DISK, ev), node);
                     } else {
                         self.check_delete(t, false, ev, node);
                     }
@@ -366,7 +373,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     if matches!(class, PathClass::SystemTop | PathClass::SystemSub)
                         || paths::is_catastrophic(class) && (recursive || class != PathClass::Home)
                     {
-                        let mut f = finding("BASH-CHMOD-SYSTEM", ev);
+                        let mut f = finding(id::BASH_CHMOD_SYSTEM, ev);
                         f.subject_path = Some(t.to_string());
                         self.push(f, node);
                     }
@@ -374,7 +381,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 if name == "chmod" {
                     if let Some(mode) = operands.first() {
                         if is_setuid_mode(mode) {
-                            self.push(finding("BASH-SETUID", ev), node);
+                            self.push(finding(id::BASH_SETUID, ev), node);
                         }
                     }
                 }
@@ -386,7 +393,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .position(|v| v == "-m" || v == "--mode")
                 {
                     if vals.get(i + 1).is_some_and(|m| is_setuid_mode(m)) {
-                        self.push(finding("BASH-SETUID", ev), node);
+                        self.push(finding(id::BASH_SETUID, ev), node);
                     }
                 }
                 self.copy_target(&vals, &operands, ev, node);
@@ -420,7 +427,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         .copied()
                         .any(|v| v == "luksFormat" || v == "erase")
                 {
-                    self.push(finding("BASH-DISK", ev), node);
+                    self.push(finding(id::BASH_DISK, ev), node);
                 }
             }
             "crontab" => {
@@ -432,7 +439,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                             && vals.len() == 3
                 });
                 if !listing || vals.is_empty() {
-                    self.push(finding("BASH-CRONTAB", ev), node);
+                    self.push(finding(id::BASH_CRONTAB, ev), node);
                 }
             }
             "tee" => {
@@ -484,7 +491,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         }
                     }
                     if dynamic {
-                        self.push(finding("BASH-INDIRECT-EXEC", ev), node);
+                        self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
                     } else {
                         self.nested(Interp::Shell, &parts.join(" "), node);
                     }
@@ -492,7 +499,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 if let Some(w) = code {
                     match w.lit.clone() {
                         Some(c) => self.nested(Interp::Shell, &c, node),
-                        None => self.generated_code(w.node, ev, node, "BASH-INDIRECT-EXEC"),
+                        None => self.generated_code(w.node, ev, node, id::BASH_INDIRECT_EXEC),
                     }
                 }
             }
@@ -506,12 +513,12 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .iter()
                     .any(|o| o.contains('c') || o.contains('d') || o.contains('w'))
                 {
-                    self.push(finding("BASH-HISTORY", ev), node);
+                    self.push(finding(id::BASH_HISTORY, ev), node);
                 }
             }
             "set" => {
                 if vals.windows(2).any(|w| w[0] == "+o" && w[1] == "history") {
-                    self.push(finding("BASH-HISTORY", ev), node);
+                    self.push(finding(id::BASH_HISTORY, ev), node);
                 }
             }
             "iptables" | "ip6tables" | "iptables-legacy" | "iptables-nft" => {
@@ -522,7 +529,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .windows(3)
                     .any(|w| (w[0] == "-P" || w[0] == "--policy") && w[2] == "ACCEPT");
                 if flush || accept {
-                    self.push(finding("BASH-FIREWALL", ev), node);
+                    self.push(finding(id::BASH_FIREWALL, ev), node);
                 }
             }
             "nft"
@@ -530,25 +537,25 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .windows(2)
                     .any(|w| w[0] == "flush" && w[1] == "ruleset") =>
             {
-                self.push(finding("BASH-FIREWALL", ev), node);
+                self.push(finding(id::BASH_FIREWALL, ev), node);
             }
             "ufw" if vals.iter().copied().any(|v| v == "disable" || v == "reset") => {
-                self.push(finding("BASH-FIREWALL", ev), node);
+                self.push(finding(id::BASH_FIREWALL, ev), node);
             }
             "setenforce"
                 if vals
                     .iter()
                     .any(|v| *v == "0" || v.eq_ignore_ascii_case("permissive")) =>
             {
-                self.push(finding("BASH-FIREWALL", ev), node);
+                self.push(finding(id::BASH_FIREWALL, ev), node);
             }
             "auditctl"
                 if vals.windows(2).any(|w| w[0] == "-e" && w[1] == "0")
                     || vals.iter().copied().any(|v| v == "-D") =>
             {
-                self.push(finding("BASH-FIREWALL", ev), node);
+                self.push(finding(id::BASH_FIREWALL, ev), node);
             }
-            "aa-teardown" => self.push(finding("BASH-FIREWALL", ev), node),
+            "aa-teardown" => self.push(finding(id::BASH_FIREWALL, ev), node),
             "systemctl" | "service" => {
                 let stop = vals
                     .iter()
@@ -569,7 +576,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     )
                 });
                 if stop && guard {
-                    self.push(finding("BASH-FIREWALL", ev), node);
+                    self.push(finding(id::BASH_FIREWALL, ev), node);
                 }
             }
             "nc" | "ncat" | "netcat" => {
@@ -580,7 +587,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                             && o.len() > 2
                             && o.contains('e'))
                 }) {
-                    self.push(finding("BASH-REVERSE-SHELL", ev), node);
+                    self.push(finding(id::BASH_REVERSE_SHELL, ev), node);
                 }
             }
             "socat" => {
@@ -588,7 +595,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     let l = v.to_ascii_lowercase();
                     l.contains("exec:") || l.contains("system:")
                 }) {
-                    self.push(finding("BASH-REVERSE-SHELL", ev), node);
+                    self.push(finding(id::BASH_REVERSE_SHELL, ev), node);
                 }
             }
             _ => {}

@@ -1,8 +1,13 @@
 //! Code that runs code: pipelines into shells, `eval`, `source`, interpreters, functions.
 
+use tree_sitter::Node;
+
+use crate::catalog::{finding, id, RuleId};
+use crate::paths::{self};
+
 use super::interp::*;
 use super::text::*;
-use super::*;
+use super::walk::*;
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
     /// What the commands under `root` do, for pipelines and substitutions.
@@ -111,24 +116,24 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         let stages: Vec<Node<'t>> = n.named_children(&mut cursor).collect();
         let flags: Vec<Flags> = stages.iter().map(|s| self.subtree_flags(*s)).collect();
         let ev = self.text(n);
-        let mut rules: Vec<&'static str> = Vec::new();
+        let mut rules: Vec<RuleId> = Vec::new();
         for (i, a) in flags.iter().enumerate() {
             for b in &flags[i + 1..] {
                 if a.has(Flags::DOWNLOAD) && b.has(Flags::SHELL_STDIN) {
-                    rules.push("BASH-CURL-PIPE-SHELL");
+                    rules.push(id::BASH_CURL_PIPE_SHELL);
                 }
                 if a.has(Flags::DECODE) && b.has(Flags::SHELL_STDIN) {
-                    rules.push("BASH-DECODE-EXEC");
+                    rules.push(id::BASH_DECODE_EXEC);
                 }
                 if a.has(Flags::CRED) && b.has(Flags::NET) {
-                    rules.push("BASH-CRED-EXFIL");
+                    rules.push(id::BASH_CRED_EXFIL);
                 }
             }
         }
         if flags.iter().any(|f| f.has(Flags::SHELL_ANY))
             && flags.iter().any(|f| f.has(Flags::NETCAT))
         {
-            rules.push("BASH-REVERSE-SHELL");
+            rules.push(id::BASH_REVERSE_SHELL);
         }
         rules.dedup();
         for r in rules {
@@ -142,13 +147,13 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         node: Node<'t>,
         ev: &str,
         at: Node<'t>,
-        default_rule: &'static str,
+        default_rule: RuleId,
     ) {
         let f = self.subtree_flags(node);
         let rule = if f.has(Flags::DOWNLOAD) {
-            "BASH-CURL-PIPE-SHELL"
+            id::BASH_CURL_PIPE_SHELL
         } else if f.has(Flags::DECODE) {
-            "BASH-DECODE-EXEC"
+            id::BASH_DECODE_EXEC
         } else {
             default_rule
         };
@@ -156,7 +161,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
     }
 
     pub(super) fn eval(&mut self, inv: &Inv<'t>, ev: &str) {
-        self.push(finding("BASH-EVAL", ev), inv.node);
+        self.push(finding(id::BASH_EVAL, ev), inv.node);
         if inv.args.iter().all(|a| a.lit.is_some()) {
             let code = inv
                 .args
@@ -168,7 +173,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         } else {
             for a in &inv.args {
                 if a.lit.is_none() {
-                    self.generated_code(a.node, ev, inv.node, "BASH-EVAL");
+                    self.generated_code(a.node, ev, inv.node, id::BASH_EVAL);
                 }
             }
         }
@@ -179,7 +184,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             return;
         }
         if a.node.kind() == "process_substitution" || a.approx.contains("$(") {
-            self.generated_code(a.node, ev, node, "BASH-INDIRECT-EXEC");
+            self.generated_code(a.node, ev, node, id::BASH_INDIRECT_EXEC);
         }
     }
 
@@ -202,18 +207,18 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         .iter()
                         .any(|k| text.contains(k))
                         {
-                            self.push(finding("BASH-INDIRECT-EXEC", ev), inv.node);
+                            self.push(finding(id::BASH_INDIRECT_EXEC, ev), inv.node);
                         }
                     } else {
                         self.nested(kind, text, inv.node);
                     }
                 }
-                None => self.generated_code(code.node, ev, inv.node, "BASH-INDIRECT-EXEC"),
+                None => self.generated_code(code.node, ev, inv.node, id::BASH_INDIRECT_EXEC),
             }
         }
         for a in &inv.args {
             if a.node.kind() == "process_substitution" {
-                self.generated_code(a.node, ev, inv.node, "BASH-INDIRECT-EXEC");
+                self.generated_code(a.node, ev, inv.node, id::BASH_INDIRECT_EXEC);
             }
         }
         if !u.stdin {
@@ -244,7 +249,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                             self.nested(kind, &text, inv.node);
                         }
                         if body.named_child_count() > 0 {
-                            self.generated_code(body, ev, inv.node, "BASH-INDIRECT-EXEC");
+                            self.generated_code(body, ev, inv.node, id::BASH_INDIRECT_EXEC);
                         }
                     }
                 }
@@ -254,14 +259,14 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         match &w.lit {
                             Some(t) if kind != Interp::Other => self.nested(kind, t, inv.node),
                             Some(_) => {}
-                            None => self.generated_code(wn, ev, inv.node, "BASH-INDIRECT-EXEC"),
+                            None => self.generated_code(wn, ev, inv.node, id::BASH_INDIRECT_EXEC),
                         }
                     }
                 }
                 "file_redirect" => {
                     if let Some(d) = r.child_by_field_name("destination") {
                         if d.kind() == "process_substitution" {
-                            self.generated_code(d, ev, inv.node, "BASH-INDIRECT-EXEC");
+                            self.generated_code(d, ev, inv.node, id::BASH_INDIRECT_EXEC);
                         }
                     }
                 }
@@ -304,7 +309,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             if bomb {
-                self.push(finding("BASH-FORK-BOMB", self.text(n)), n);
+                self.push(finding(id::BASH_FORK_BOMB, self.text(n)), n);
                 return;
             }
         }

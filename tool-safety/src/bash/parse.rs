@@ -4,7 +4,7 @@ use std::cell::RefCell;
 
 use tree_sitter::{Parser, Tree};
 
-use crate::catalog::finding;
+use crate::catalog::{finding, id};
 use crate::sink::{nesting_ok, Sink};
 
 /// The parser named in reports.
@@ -47,7 +47,7 @@ pub(crate) fn parse_bash_for_scan(
     let tree = parse_bash(src);
     if tree.is_none() {
         sink.push_at(
-            finding("SCAN-ERROR", "bash parser failed").with_metadata("reason", "parser"),
+            finding(id::SCAN_ERROR, "bash parser failed").with_metadata("reason", "parser"),
             base,
         );
     }

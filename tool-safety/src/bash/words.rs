@@ -1,7 +1,11 @@
 //! Shell words: quote removal and expansion, as the scanner approximates them.
 
+use tree_sitter::Node;
+
+use crate::paths::{self};
+
 use super::text::*;
-use super::*;
+use super::walk::*;
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
     pub(super) fn word(&self, n: Node<'t>) -> Word<'t> {

@@ -1,6 +1,11 @@
 //! What a script changes: deleted and written files, assignments, file redirects.
 
-use super::*;
+use tree_sitter::Node;
+
+use crate::catalog::{finding, id};
+use crate::paths::{self, PathClass};
+
+use super::walk::*;
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
     pub(super) fn copy_target(
@@ -32,11 +37,11 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         let rule = match class {
             PathClass::Root | PathClass::Home | PathClass::HomeSensitive if recursive => {
-                "BASH-RM-ROOT"
+                id::BASH_RM_ROOT
             }
-            PathClass::SystemTop if recursive => "BASH-RM-ROOT",
+            PathClass::SystemTop if recursive => id::BASH_RM_ROOT,
             PathClass::HomeSensitive | PathClass::SystemTop | PathClass::SystemSub => {
-                "BASH-RM-SYSTEM"
+                id::BASH_RM_SYSTEM
             }
             _ => return,
         };
@@ -47,22 +52,22 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     pub(super) fn check_write(&mut self, target: &str, ev: &str, node: Node<'t>) {
         let rule = if paths::is_disk_device(target) {
-            "BASH-DISK"
+            id::BASH_DISK
         } else if paths::is_dev_net(target) {
-            "BASH-REVERSE-SHELL"
+            id::BASH_REVERSE_SHELL
         } else if paths::is_authorized_keys(target) {
-            "BASH-WRITE-SSH-KEYS"
+            id::BASH_WRITE_SSH_KEYS
         } else if paths::is_startup_file(target) {
-            "BASH-WRITE-RC"
+            id::BASH_WRITE_RC
         } else if paths::is_cron_path(target) {
-            "BASH-CRONTAB"
+            id::BASH_CRONTAB
         } else if paths::is_history_file(target) {
-            "BASH-HISTORY"
+            id::BASH_HISTORY
         } else if matches!(
             paths::classify(target),
             PathClass::SystemTop | PathClass::SystemSub | PathClass::Root
         ) {
-            "BASH-WRITE-SYSTEM"
+            id::BASH_WRITE_SYSTEM
         } else {
             return;
         };
@@ -75,7 +80,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         let ev = format!("{name}=…");
         match name {
             "LD_PRELOAD" | "LD_AUDIT" | "DYLD_INSERT_LIBRARIES" | "BASH_ENV" | "PROMPT_COMMAND" => {
-                self.push(finding("BASH-ENV-PRELOAD", &ev), node);
+                self.push(finding(id::BASH_ENV_PRELOAD, &ev), node);
             }
             "PATH" | "LD_LIBRARY_PATH" | "DYLD_LIBRARY_PATH" => {
                 let bad = value.split(':').any(|c| {
@@ -88,12 +93,12 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                             .any(|t| n == *t || n.starts_with(&format!("{t}/")))
                 });
                 if bad {
-                    self.push(finding("BASH-ENV-PATH", &format!("{name}={value}")), node);
+                    self.push(finding(id::BASH_ENV_PATH, &format!("{name}={value}")), node);
                 }
             }
             "HISTFILE" | "HISTSIZE" | "HISTFILESIZE" | "SAVEHIST" => {
                 if name == "HISTFILE" || value == "0" {
-                    self.push(finding("BASH-HISTORY", &ev), node);
+                    self.push(finding(id::BASH_HISTORY, &ev), node);
                 }
             }
             _ => {}
@@ -109,6 +114,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             return;
         };
         let name = self.text(name).to_owned();
+        self.bind(&name, value);
         let value = value
             .map(|v| self.word(v).val().to_owned())
             .unwrap_or_default();
@@ -130,6 +136,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         let w = self.word(dest);
         let target = w.val();
         let ev = self.text(n.parent().unwrap_or(n));
+        self.redirect_effect(op, dest, n, ev);
         match op {
             ">" | ">>" | "&>" | "&>>" | ">|" | "<>" => self.check_write(target, ev, n),
             ">&" if !target.chars().all(|c| c.is_ascii_digit() || c == '-') => {
@@ -140,7 +147,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     if self.cred_read.is_none() {
                         self.cred_read = Some((ev.to_owned(), self.base.unwrap_or(pos(n))));
                     }
-                    self.push(finding("BASH-CRED-READ", ev), n);
+                    self.push(finding(id::BASH_CRED_READ, ev), n);
                 }
             }
             _ => {}

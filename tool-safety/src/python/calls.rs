@@ -1,6 +1,14 @@
 //! Calls: the rules on each resolved callee (`os.system`, `subprocess`, `eval`, file access, ...).
 
-use super::*;
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::{Ranged, TextRange};
+
+use crate::catalog::{finding, id, RuleId};
+use crate::paths::{self, PathClass};
+use crate::sink::CallView;
+use tool_rules::ScriptLang;
+
+use super::walk::*;
 
 impl<'t, 's: 't> Py<'_, 's> {
     pub(super) fn call(&mut self, c: &'t ExprCall) {
@@ -46,6 +54,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         {
             self.network = true;
         }
+        self.call_effects(&q, c, &args);
         if q == "urllib.request.urlretrieve" || q == "wget.download" {
             if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(a, 0)) {
                 self.downloaded_files.push(dst);
@@ -60,9 +69,9 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "os.popen2"
             | "os.popen3" => {
                 let rule = if q.starts_with("subprocess") {
-                    "PY-SUBPROCESS-SHELL"
+                    id::PY_SUBPROCESS_SHELL
                 } else {
-                    "PY-OS-EXEC"
+                    id::PY_OS_EXEC
                 };
                 self.shell_string(args.positional.first().copied(), rule, ev, n);
             }
@@ -76,7 +85,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     self.stream_hijack_at
                         .get_or_insert((ev.to_owned(), self.at(n)));
                 }
-                self.push(finding("PY-OS-EXEC", ev), n);
+                self.push(finding(id::PY_OS_EXEC, ev), n);
             }
             "os.dup2" => {
                 self.stream_hijack_at
@@ -96,16 +105,16 @@ impl<'t, 's: 't> Py<'_, 's> {
                         scan(&code, self.sink, self.nest + 1, base);
                     }
                     None if self.is_tainted(a) || self.reads_downloaded(a) => {
-                        self.push(finding("PY-DOWNLOAD-EXEC", ev), n)
+                        self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n)
                     }
-                    None => self.push(finding("PY-EVAL", ev), n),
+                    None => self.push(finding(id::PY_EVAL, ev), n),
                 },
-                None => self.push(finding("PY-EVAL", ev), n),
+                None => self.push(finding(id::PY_EVAL, ev), n),
             },
             "__import__" | "importlib.import_module" | "importlib.__import__" => {
                 match args.positional.first().and_then(|a| self.string(a)) {
                     Some(m) => self.note_import(&m, n),
-                    None => self.push(finding("PY-DYNAMIC-IMPORT", ev), n),
+                    None => self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n),
                 }
             }
             "getattr" | "setattr" | "delattr" => {
@@ -130,7 +139,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .get(1)
                     .is_some_and(|a| self.string(a).is_none());
                 if is_module && (computed || q != "getattr") {
-                    self.push(finding("PY-REFLECTION", ev), n);
+                    self.push(finding(id::PY_REFLECTION, ev), n);
                 }
             }
             "pickle.load"
@@ -150,7 +159,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "pandas.read_pickle"
             | "yaml.unsafe_load"
             | "yaml.unsafe_load_all" => {
-                self.push(finding("PY-DESERIALIZE", ev), n);
+                self.push(finding(id::PY_DESERIALIZE, ev), n);
             }
             "yaml.load" | "yaml.load_all" => {
                 let loader = args
@@ -158,7 +167,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .or_else(|| args.positional.get(1).copied())
                     .map(|v| self.text(v.range()));
                 if !loader.is_some_and(|l| l.ends_with("SafeLoader") || l.ends_with("BaseLoader")) {
-                    self.push(finding("PY-DESERIALIZE", ev), n);
+                    self.push(finding(id::PY_DESERIALIZE, ev), n);
                 }
             }
             "numpy.load" | "np.load" => {
@@ -167,7 +176,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .iter()
                     .any(|(k, v)| *k == "allow_pickle" && self.text(v.range()) == "True")
                 {
-                    self.push(finding("PY-DESERIALIZE", ev), n);
+                    self.push(finding(id::PY_DESERIALIZE, ev), n);
                 }
             }
             "socket.socket"
@@ -176,14 +185,14 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "socket.fromfd"
             | "socket.socketpair" => {
                 self.socket_at = Some(self.at(n));
-                self.push(finding("PY-SOCKET", ev), n);
+                self.push(finding(id::PY_SOCKET, ev), n);
             }
             q if q.starts_with("ctypes.") || q.starts_with("cffi.") => {
-                self.push(finding("PY-NATIVE", ev), n)
+                self.push(finding(id::PY_NATIVE, ev), n)
             }
             "os.fork" | "os.forkpty" => {
                 if self.loop_depth > 0 {
-                    self.push(finding("PY-FORK-BOMB", ev), n);
+                    self.push(finding(id::PY_FORK_BOMB, ev), n);
                 }
             }
             "shutil.rmtree" | "os.remove" | "os.unlink" | "os.rmdir" | "os.removedirs" => {
@@ -217,7 +226,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                             | PathClass::Home
                     )
                 }) {
-                    self.push(finding("PY-WRITE-SYSTEM", ev), n);
+                    self.push(finding(id::PY_WRITE_SYSTEM, ev), n);
                 }
             }
             _ => self.method_call(func, &args, ev, n),
@@ -255,7 +264,7 @@ impl<'t, 's: 't> Py<'_, 's> {
 
     pub(super) fn delete(&mut self, target: Option<&'t Expr>, ev: &str, n: TextRange) {
         if self.walk_danger > 0 {
-            self.push(finding("PY-RM-ROOT", ev), n);
+            self.push(finding(id::PY_RM_ROOT, ev), n);
             return;
         }
         let Some(p) = target.and_then(|t| self.path_value(t, 0)) else {
@@ -264,9 +273,9 @@ impl<'t, 's: 't> Py<'_, 's> {
         let class = paths::classify(&p);
         let rule = match class {
             PathClass::Root | PathClass::Home | PathClass::HomeSensitive | PathClass::SystemTop => {
-                "PY-RM-ROOT"
+                id::PY_RM_ROOT
             }
-            PathClass::SystemSub => "PY-RM-SYSTEM",
+            PathClass::SystemSub => id::PY_RM_SYSTEM,
             PathClass::Other => return,
         };
         let mut f = finding(rule, ev);
@@ -291,13 +300,13 @@ impl<'t, 's: 't> Py<'_, 's> {
                     PathClass::Root | PathClass::SystemTop | PathClass::SystemSub
                 );
             if sensitive {
-                let mut f = finding("PY-WRITE-SYSTEM", ev);
+                let mut f = finding(id::PY_WRITE_SYSTEM, ev);
                 f.subject_path = Some(p);
                 self.push(f, n);
             }
         } else if paths::is_credential_file(&p) {
             self.cred_read_at.get_or_insert((ev.to_owned(), self.at(n)));
-            self.push(finding("PY-CRED-READ", ev), n);
+            self.push(finding(id::PY_CRED_READ, ev), n);
         }
     }
 
@@ -315,7 +324,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     pub(super) fn shell_string(
         &mut self,
         arg: Option<&'t Expr>,
-        rule: &'static str,
+        rule: RuleId,
         ev: &str,
         n: TextRange,
     ) {
@@ -327,13 +336,13 @@ impl<'t, 's: 't> Py<'_, 's> {
                     .iter()
                     .any(|f| cmd.contains(f.as_str()))
                 {
-                    self.push(finding("PY-DOWNLOAD-EXEC", ev), n);
+                    self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n);
                 }
                 let base = self.base.or(Some(self.pos(n)));
                 self.sink
                     .scan_nested(ScriptLang::Bash, &cmd, self.nest + 1, base);
             }
-            None if self.is_tainted(arg) => self.push(finding("PY-DOWNLOAD-EXEC", ev), n),
+            None if self.is_tainted(arg) => self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n),
             None => self.push(finding(rule, ev), n),
         }
     }
@@ -362,7 +371,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
         ) || matches!(self.const_value(first, 0), Some(Const::Str(_)))
         {
-            return self.shell_string(Some(first), "PY-SUBPROCESS-SHELL", ev, n);
+            return self.shell_string(Some(first), id::PY_SUBPROCESS_SHELL, ev, n);
         }
         let items = match first {
             Expr::List(l) => Some(l.elts.iter().map(|c| self.argv_item(c)).collect::<Vec<_>>()),
@@ -384,12 +393,12 @@ impl<'t, 's: 't> Py<'_, 's> {
                         self.sink
                             .scan_nested(ScriptLang::Bash, &cmd, self.nest + 1, base);
                     }
-                    None => self.push(finding("PY-SUBPROCESS-SHELL", ev), n),
+                    None => self.push(finding(id::PY_SUBPROCESS_SHELL, ev), n),
                 }
             }
             Some(items) => self.argv(items, ev, n),
-            None if self.is_tainted(first) => self.push(finding("PY-DOWNLOAD-EXEC", ev), n),
-            None if shell => self.push(finding("PY-SUBPROCESS-SHELL", ev), n),
+            None if self.is_tainted(first) => self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n),
+            None if shell => self.push(finding(id::PY_SUBPROCESS_SHELL, ev), n),
             // A computed argv without a shell: the program is whatever the list holds; the list
             // itself was built from code the scan already walked.
             None => {}
@@ -411,7 +420,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             i.as_deref()
                 .is_some_and(|s| self.downloaded_files.iter().any(|f| s.contains(f.as_str())))
         }) {
-            self.push(finding("PY-DOWNLOAD-EXEC", ev), n);
+            self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n);
         }
         let line: Vec<String> = items
             .iter()

@@ -1,7 +1,12 @@
 //! What an expression holds: names resolved through imports, constant strings and paths, and
 //! whether it carries downloaded content.
 
-use super::*;
+use ruff_python_ast::visitor::source_order::{walk_expr, SourceOrderVisitor, TraversalSignal};
+use ruff_python_ast::{AnyNodeRef, Expr, FStringPart, InterpolatedStringElement, Operator};
+
+use crate::paths::{self};
+
+use super::walk::*;
 
 impl<'t, 's: 't> Py<'_, 's> {
     /// Qualified name of a callee or module expression.

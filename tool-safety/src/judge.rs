@@ -1,0 +1,334 @@
+//! Effects weighed against the workspace: where a script reads, writes, sends and signals.
+//!
+//! A path is placed once (workspace, temporary, read-only system, system, home, elsewhere) after
+//! resolving it against the tracked working directory; each rule then looks at the places.
+
+use crate::catalog::{finding, id};
+use crate::effects::{Direction, Effect, EffectKind, EffectTarget};
+use crate::paths::{self, PathClass};
+use crate::report::SafetyFinding;
+
+/// What the judge knows of where the script runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Workspace<'a> {
+    /// Workspace root (absolute), if known.
+    pub(crate) root: Option<&'a str>,
+    /// Working directory (absolute), if known.
+    pub(crate) cwd: Option<&'a str>,
+    /// The tool may reach the open world: network use alone is no finding.
+    pub(crate) open_world: bool,
+    /// Hosts network use may reach without review.
+    pub(crate) allowed_hosts: &'a [String],
+}
+
+/// Where a path lies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    Workspace,
+    Temp,
+    /// System files every build reads (`/usr`, `/opt`, `/lib`, `/bin`).
+    ReadOnlySystem,
+    System,
+    Home,
+    Elsewhere,
+}
+
+const TEMP: &[&str] = &[
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd",
+    "/dev/tty",
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/self",
+];
+const READ_ONLY_SYSTEM: &[&str] = &[
+    "/usr",
+    "/opt",
+    "/lib",
+    "/lib64",
+    "/bin",
+    "/sbin",
+    "/snap",
+    "/etc/os-release",
+    "/etc/lsb-release",
+    "/etc/hostname",
+    "/etc/timezone",
+    "/etc/localtime",
+    "/proc/cpuinfo",
+    "/proc/meminfo",
+    "/proc/loadavg",
+    "/proc/version",
+];
+
+fn under(path: &str, dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    path == dir || (path.starts_with(dir) && path[dir.len()..].starts_with('/')) || dir.is_empty()
+}
+
+/// Join `rel` onto `base` and fold `.` and `..` (never above `/`).
+pub(crate) fn join_norm(base: &str, rel: &str) -> String {
+    let full = if rel.starts_with('/') || base.is_empty() {
+        rel.to_owned()
+    } else {
+        format!("{}/{rel}", base.trim_end_matches('/'))
+    };
+    let absolute = full.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for p in full.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else if !absolute {
+                    parts.push("..");
+                }
+            }
+            _ => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".to_owned()
+    } else {
+        joined
+    }
+}
+
+impl Workspace<'_> {
+    /// The absolute (or, with no known base, workspace-relative) form of `path`.
+    pub(crate) fn resolve(&self, path: &str) -> String {
+        if path.starts_with('~') {
+            return path.to_owned();
+        }
+        let base = self.cwd.or(self.root).unwrap_or("");
+        join_norm(base, path)
+    }
+
+    /// Where `path` (as the script names it) lies.
+    pub(crate) fn place(&self, path: &str) -> Place {
+        let p = self.resolve(path);
+        if p.starts_with('~') {
+            return Place::Home;
+        }
+        if !p.starts_with('/') {
+            // Relative to an unknown base: inside unless it climbs out.
+            return if p.starts_with("..") {
+                Place::Elsewhere
+            } else {
+                Place::Workspace
+            };
+        }
+        if let Some(root) = self.root {
+            if under(&p, root) {
+                return Place::Workspace;
+            }
+        }
+        if TEMP.iter().any(|d| under(&p, d)) {
+            return Place::Temp;
+        }
+        match paths::classify(&p) {
+            PathClass::Home | PathClass::HomeSensitive => return Place::Home,
+            PathClass::Root => return Place::System,
+            _ => {}
+        }
+        if p.starts_with("/home/") || p.starts_with("/root") || p.starts_with("/Users/") {
+            return Place::Home;
+        }
+        if READ_ONLY_SYSTEM.iter().any(|d| under(&p, d)) {
+            return Place::ReadOnlySystem;
+        }
+        if matches!(
+            paths::classify(&p),
+            PathClass::SystemTop | PathClass::SystemSub
+        ) {
+            return Place::System;
+        }
+        if self.root.is_some() {
+            Place::Elsewhere
+        } else {
+            // No workspace known: an absolute path outside system and home is the caller's.
+            Place::Workspace
+        }
+    }
+}
+
+/// `true` for files whose reading alone is a leak: password hashes, keys, tokens.
+pub(crate) fn is_sensitive(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    paths::is_credential_file(&p)
+        || [
+            "/etc/shadow",
+            "/etc/gshadow",
+            "/etc/sudoers",
+            "/etc/master.passwd",
+        ]
+        .iter()
+        .any(|s| p == *s || p.starts_with(&format!("{s}-")) || p.starts_with(&format!("{s}.")))
+        || (p.starts_with("/etc/ssh/") && p.contains("key") && !p.ends_with(".pub"))
+        || p.ends_with("/.ssh")
+        || (p.contains("/.ssh/id_") && !p.ends_with(".pub"))
+        || p.ends_with("/.netrc")
+        || p.ends_with(".pem") && (p.contains("private") || p.starts_with("/etc/"))
+        || p.contains("/.aws/")
+        || p.contains("/.kube/config")
+        || p.contains("/.docker/config.json")
+        || p.contains("/.config/gcloud")
+        || p.contains("/.git-credentials")
+        || p.ends_with("/.bash_history")
+        || p.ends_with("/.pgpass")
+}
+
+/// What a network effect `sends` when the data came from reading a file outside the workspace
+/// or a sensitive one.
+pub(crate) const CONTENT_OF_OUTSIDE: &str = "content of a file outside the workspace";
+
+fn values(t: &EffectTarget) -> &[String] {
+    t.values()
+}
+
+fn at(f: SafetyFinding, e: &Effect) -> (SafetyFinding, Option<(u32, u32)>) {
+    (f, Some((e.line, e.column)))
+}
+
+/// The findings the effects call for, each with the position of its effect. Paths under
+/// `allow` (the policy's allow-listed paths) are not judged.
+pub(crate) fn judge(
+    effects: &[Effect],
+    ws: &Workspace<'_>,
+    allow: &[String],
+) -> Vec<(SafetyFinding, Option<(u32, u32)>)> {
+    let mut out = Vec::new();
+    let mut downloaded: Vec<String> = Vec::new();
+    for e in effects {
+        // Files written by the same operation that downloads are downloaded files.
+        if let EffectKind::Network {
+            direction: Direction::Download,
+            ..
+        } = e.kind
+        {
+            for w in effects.iter().filter(|w| {
+                w.line == e.line && w.column == e.column && w.kind == EffectKind::FileWrite
+            }) {
+                downloaded.extend(values(&w.target).iter().map(|v| ws.resolve(v)));
+            }
+        }
+    }
+    for e in effects {
+        match &e.kind {
+            k if k.on_path() => {
+                for v in values(&e.target) {
+                    if paths::allowlisted(&ws.resolve(v), allow) {
+                        continue;
+                    }
+                    let place = ws.place(v);
+                    let resolved = ws.resolve(v);
+                    let ev = format!("{} {resolved}", e.evidence);
+                    if k.mutates() {
+                        match place {
+                            Place::System | Place::Home => {
+                                out.push(at(finding(id::EFFECT_WRITE_OUTSIDE, &ev), e));
+                            }
+                            // Software installs (`/usr/local`, `/opt`) are a human's call.
+                            Place::ReadOnlySystem | Place::Elsewhere => {
+                                out.push(at(finding(id::EFFECT_OUTSIDE_WORKSPACE, &ev), e));
+                            }
+                            Place::Workspace | Place::Temp => {}
+                        }
+                    } else {
+                        if is_sensitive(&resolved) || is_sensitive(v) {
+                            out.push(at(finding(id::EFFECT_SENSITIVE_READ, &ev), e));
+                        } else if ws.root.is_some()
+                            && matches!(place, Place::System | Place::Home | Place::Elsewhere)
+                        {
+                            out.push(at(finding(id::EFFECT_OUTSIDE_WORKSPACE, &ev), e));
+                        }
+                    }
+                }
+            }
+            EffectKind::Network {
+                host,
+                direction,
+                sends,
+                ..
+            } => {
+                let leaks = sends.as_deref().is_some_and(|s| {
+                    s == CONTENT_OF_OUTSIDE
+                        || is_sensitive(&ws.resolve(s))
+                        || !matches!(ws.place(s), Place::Workspace | Place::Temp)
+                });
+                let local = host.as_deref().is_some_and(|h| {
+                    matches!(h, "localhost" | "127.0.0.1" | "::1" | "[::1]" | "0.0.0.0")
+                });
+                if *direction == Direction::Upload && leaks {
+                    out.push(at(finding(id::EFFECT_EXFIL, &e.evidence), e));
+                } else if !local
+                    && (!ws.open_world || *direction == Direction::Both)
+                    && !host.as_deref().is_some_and(|h| {
+                        ws.allowed_hosts.iter().any(|a| {
+                            h == a || h.strip_suffix(a.as_str()).is_some_and(|p| p.ends_with('.'))
+                        })
+                    })
+                {
+                    out.push(at(finding(id::EFFECT_NETWORK, &e.evidence), e));
+                }
+            }
+            EffectKind::ProcessSpawn => {
+                for v in values(&e.target) {
+                    if downloaded.contains(&ws.resolve(v)) {
+                        out.push(at(finding(id::EFFECT_DOWNLOAD_EXEC, &e.evidence), e));
+                    }
+                }
+            }
+            EffectKind::ProcessControl { target } => {
+                let t = target.trim_start_matches('-');
+                let all = target == "-1" || t == "1" || target == "killall5";
+                let rule = if all {
+                    id::EFFECT_KILL_ALL
+                } else {
+                    id::EFFECT_KILL
+                };
+                out.push(at(finding(rule, &e.evidence), e));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_fold_against_the_base() {
+        assert_eq!(join_norm("/w/a", "../../etc/passwd"), "/etc/passwd");
+        assert_eq!(join_norm("/", "../.."), "/");
+        assert_eq!(join_norm("", "../x"), "../x");
+        assert_eq!(join_norm("", "./a/./b"), "a/b");
+    }
+
+    #[test]
+    fn places_against_a_workspace() {
+        let ws = Workspace {
+            root: Some("/w"),
+            cwd: Some("/w/src"),
+            ..Workspace::default()
+        };
+        assert_eq!(ws.place("main.rs"), Place::Workspace);
+        assert_eq!(ws.place("../../etc/passwd"), Place::System);
+        assert_eq!(ws.place("/tmp/x"), Place::Temp);
+        assert_eq!(ws.place("~/.bashrc"), Place::Home);
+        assert_eq!(ws.place("/data/x"), Place::Elsewhere);
+        assert_eq!(ws.place("/usr/include/stdio.h"), Place::ReadOnlySystem);
+    }
+}
