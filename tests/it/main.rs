@@ -25,6 +25,7 @@ mod safety_policy;
 mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
+mod sandbox;
 mod schema_export;
 mod tool_macro;
 mod workspace_ops;

@@ -15,6 +15,9 @@
 //!   commands that run tools, need `safety` as well;
 //! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
 //!
+//! Handlers and the programs they start are confined by the kernel to what the declaration
+//! allows (Landlock, seccomp, namespaces, on Linux): see [`sandbox`] and [`process`].
+//!
 //! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
 //! from the `tool-rules` crate, which the runtime uses too.
 #![warn(missing_docs)]
@@ -28,8 +31,10 @@ pub mod executor;
 pub mod guard;
 pub mod outcome;
 pub mod pin;
+pub mod process;
 pub mod reason;
 pub mod registry;
+pub mod sandbox;
 pub mod schema;
 pub mod status;
 
