@@ -28,6 +28,7 @@ mod safety_policy;
 mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
+mod sandbox;
 mod scan_off;
 mod schema_agreement;
 mod schema_export;

@@ -63,9 +63,21 @@ pub struct AuditEvent {
     pub truncated: bool,
     /// Whether the static script scan was on for the call (`on`, `off`).
     pub scan: ScanMode,
+    /// What enforced the call (see [`crate::sandbox`]): the kernel confinement of its handler,
+    /// e.g. `landlock-v7+seccomp` (a sync handler on a confined worker) or `none` (an async or
+    /// dynamic handler, `Mode::Off`, a kernel without support); with `; process: <label>` when
+    /// the handler started a confined program (e.g. `none; process:
+    /// landlock-v7+seccomp+pidns+netns`); `not_run` when the handler never started.
+    #[serde(default = "unknown_enforcement")]
+    pub enforced: String,
     /// The safety scan's audit fields, for calls the script gate judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub safety: Option<SafetyAudit>,
+}
+
+/// What an event written before the `enforced` field existed says.
+fn unknown_enforcement() -> String {
+    "unknown".to_owned()
 }
 
 /// What an audit event records about the script gate's scan of a call: the gate's own record and

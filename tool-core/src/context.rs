@@ -11,6 +11,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::guard::path::WorkspacePath;
+use crate::process::Command;
+use crate::sandbox::call::{CallSandbox, SyncRunner};
 
 /// The cancellation token of calls and batches (re-exported so callers need no extra dependency).
 pub use tokio_util::sync::CancellationToken;
@@ -209,6 +211,8 @@ pub struct ToolContext {
     output_budget: Option<usize>,
     // A call has a handful of path arguments at most: a list searched in order beats a map.
     paths: Vec<(String, WorkspacePath)>,
+    // The call's confinement (its tool's class, deadline and record); `None` outside an executor.
+    sandbox: Option<Arc<CallSandbox>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -238,6 +242,7 @@ impl ToolContext {
             state: Arc::new(SessionState::new()),
             output_budget: None,
             paths: Vec::new(),
+            sandbox: None,
         }
     }
 
@@ -259,7 +264,27 @@ impl ToolContext {
             state,
             output_budget: None,
             paths: Vec::new(),
+            sandbox: None,
         }
+    }
+
+    /// The call's confinement (set by the executor's run step).
+    pub(crate) fn with_sandbox(mut self, sandbox: Option<Arc<CallSandbox>>) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// Where a sync handler of this call runs (used by `#[tool]`-generated code).
+    pub(crate) fn sync_runner(&self) -> SyncRunner {
+        SyncRunner(self.sandbox.clone())
+    }
+
+    /// A program to start confined to this call's declaration: the workspace (read-only for
+    /// `safe`/`read_only` tools), no network unless the tool is `open_world`, its own PID
+    /// namespace, rlimits, a cleared environment, the call's timeout and cancellation. See
+    /// [`crate::process`].
+    pub fn command(&self, program: impl Into<String>) -> Command {
+        Command::new(program.into(), self.sandbox.clone(), self.cancel.clone())
     }
 
     /// Use this cancellation token.

@@ -20,6 +20,8 @@
 //! [`approval::BoxFuture`]); its audit log an [`audit::AuditSink`] such as
 //! [`audit::JsonlAuditSink`] (one JSON line per call); with `safety`, the scanner as script gate
 //! is `safety::ScannerGate`.
+//! Handlers and the programs they start are confined by the kernel to what the declaration
+//! allows (Landlock, seccomp, namespaces, on Linux): see [`sandbox`] and [`process`].
 //!
 //! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
 //! from the `tool-rules` crate, which the runtime uses too.
@@ -34,8 +36,10 @@ pub mod executor;
 pub mod guard;
 pub mod outcome;
 pub mod pin;
+pub mod process;
 pub mod reason;
 pub mod registry;
+pub mod sandbox;
 pub mod schema;
 pub mod status;
 

@@ -38,11 +38,17 @@ pub enum ReasonCode {
     ToolError,
     /// Two concurrent calls tried to change the same context key.
     ModifierConflict,
+    /// The call needs kernel confinement that is not available here (`Mode::Required` on a
+    /// kernel without Landlock, seccomp or namespaces, another OS, or the sandbox helper binary
+    /// not found): tools with script arguments are refused before they run, and a program a
+    /// tool starts through [`crate::process`] is not started. Nothing ran unconfined because of
+    /// it.
+    SandboxUnavailable,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 14] = [
+    pub const ALL: [ReasonCode; 15] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -57,6 +63,7 @@ impl ReasonCode {
         ReasonCode::Panicked,
         ReasonCode::ToolError,
         ReasonCode::ModifierConflict,
+        ReasonCode::SandboxUnavailable,
     ];
 
     /// The stable snake_case name.
@@ -76,10 +83,13 @@ impl ReasonCode {
             ReasonCode::Panicked => "panicked",
             ReasonCode::ToolError => "tool_error",
             ReasonCode::ModifierConflict => "modifier_conflict",
+            ReasonCode::SandboxUnavailable => "sandbox_unavailable",
         }
     }
 
     /// `true` when the handler never ran (a refusal), `false` when it ran and failed.
+    /// `sandbox_unavailable` counts as a refusal: the code that needed confinement never ran
+    /// (a script tool is refused before its handler; a program is not started).
     pub fn is_refusal(self) -> bool {
         !matches!(
             self,

@@ -11,7 +11,6 @@ use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, Workspac
 
 pub mod demo;
 mod limits;
-mod process;
 
 pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
 
@@ -197,11 +196,11 @@ pub async fn run_bash(
     cwd: Option<WorkspacePath>,
     #[schemars(range(min = 1, max = 120))] timeout_secs: Option<u64>,
 ) -> Result<String, String> {
-    let dir = cwd
-        .as_ref()
-        .map(|p| p.as_path().to_path_buf())
-        .unwrap_or_else(|| ctx.workspace().to_path_buf());
-    process::run(ctx, "bash", &["-c", &command], None, &dir, timeout_secs).await
+    let mut cmd = ctx.command("bash").args(["-c", &command]);
+    if let Some(dir) = &cwd {
+        cmd = cmd.cwd(dir);
+    }
+    run_script(cmd, timeout_secs).await
 }
 
 /// Run a Python 3 program in the workspace and return its output.
@@ -222,16 +221,34 @@ pub async fn run_python(
     code: String,
     #[schemars(range(min = 1, max = 120))] timeout_secs: Option<u64>,
 ) -> Result<String, String> {
-    let dir = ctx.workspace().to_path_buf();
-    process::run(
-        ctx,
-        "python3",
-        &["-I", "-"],
-        Some(code.into_bytes()),
-        &dir,
-        timeout_secs,
-    )
-    .await
+    let cmd = ctx.command("python3").args(["-I", "-"]).stdin(code);
+    run_script(cmd, timeout_secs).await
+}
+
+const DEFAULT_TIMEOUT_SECS: u64 = 30;
+const MAX_TIMEOUT_SECS: u64 = 120;
+
+/// Run a script tool's program confined (see `tool_core::process`): its report, or an error with
+/// the exit status. A timeout or cancellation fails the call with `timeout` / `cancelled`.
+async fn run_script(
+    cmd: tool_core::process::Command,
+    timeout_secs: Option<u64>,
+) -> Result<String, String> {
+    let secs = timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+    if secs == 0 || secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "timeout_secs must be between 1 and {MAX_TIMEOUT_SECS}"
+        ));
+    }
+    let out = cmd
+        .timeout(std::time::Duration::from_secs(secs))
+        .output()
+        .await?;
+    if out.success() {
+        Ok(out.report())
+    } else {
+        Err(format!("exit status {}\n{}", out.exit_code, out.report()))
+    }
 }
 
 /// A temperature unit.

@@ -190,7 +190,13 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     let run = if tool.is_async {
         quote!(#pv::boxed(async move { #convert(#call.await) }))
     } else {
-        quote!(#pv::blocking(#pv::Box::new(move || #convert(#call))))
+        quote!(#pv::blocking_on(__runner, #pv::Box::new(move || #convert(#call))))
+    };
+    // Taken before the handler's closure takes the context.
+    let runner = if tool.is_async {
+        quote!()
+    } else {
+        quote!(let __runner = #pv::sync_runner(&__ctx);)
     };
     let name = attrs
         .name
@@ -262,6 +268,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                         let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
                         let __args = __Args { #(#extract,)* };
                         #(#bindings)*
+                        #runner
                         ::core::result::Result::Ok(#run)
                     },
                 );

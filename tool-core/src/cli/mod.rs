@@ -1,6 +1,6 @@
 //! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
 //!
-//! Commands: `list`, `dump`, `pin`, `verify`, `call`, `verify-audit`, and `demo` when the program registers one
+//! Commands: `list`, `doctor`, `dump`, `pin`, `verify`, `call`, `verify-audit`, and `demo` when the program registers one
 //! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
 //! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
 //! script gate; without it, tools with script arguments are refused.
@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
 use crate::registry::{Registry, RegistryError};
 
 pub mod call;
+mod doctor;
 mod dump;
 mod list;
 mod pin;
@@ -85,7 +86,14 @@ impl Cli {
     ///
     /// Commands that never look at the registry (`scan`, `proxy`, `verify-audit`) run without building it, so a
     /// one-shot scan does not pay for compiling every tool's validator.
+    ///
+    /// First of all it runs the sandbox helper if the program was started as one
+    /// ([`crate::sandbox::dispatch_helper`]): the program is its own helper, so spawned programs
+    /// are confined without a separate binary.
     pub fn run(&self) -> ! {
+        if let Some(code) = crate::sandbox::dispatch_helper() {
+            std::process::exit(code);
+        }
         let code = match parse(std::env::args_os()) {
             Err(code) => code,
             Ok(command) if !command.needs_registry() => finish(self.dispatch(None, command)),
@@ -126,6 +134,7 @@ impl Cli {
             || registry.ok_or_else(|| CliError("this command needs the tool registry".into()));
         match command {
             Command::List => list::run(registry()?),
+            Command::Doctor => doctor::run(registry()?),
             Command::Demo(args) => match self.demo {
                 Some(demo) => demo(registry()?, &args).map_err(|e| CliError(e.to_string())),
                 None => Err(CliError("this program registers no demo".into())),
@@ -149,6 +158,9 @@ impl Cli {
 enum Command {
     /// List the registered tools: name, risk, flags.
     List,
+    /// Say what kernel confinement this machine offers (Landlock, seccomp, namespaces) and what
+    /// the executor makes of it.
+    Doctor,
     /// Run the program's scripted agent session through the executor in a fresh temporary
     /// workspace (when the program registers one).
     Demo(DemoArgs),

@@ -12,6 +12,7 @@ use crate::approval::Approver;
 use crate::audit::{AuditSink, NoopAuditSink};
 use crate::call::ParseLimits;
 use crate::decl::ToolDecl;
+use crate::sandbox::setup::{Mode, SandboxConfig};
 
 /// Default longest run time of a call whose tool declares no timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -65,7 +66,8 @@ impl ArgRule {
 /// needs approval), no audit, no script gate (refuse tools with script arguments), scan
 /// [`ScanMode::On`], budget
 /// [`DEFAULT_ERROR_BUDGET`], timeout [`DEFAULT_TIMEOUT`], output cap [`DEFAULT_OUTPUT_CAP`],
-/// batch concurrency [`DEFAULT_MAX_CONCURRENCY`], no session-wide output budget.
+/// batch concurrency [`DEFAULT_MAX_CONCURRENCY`], no session-wide output budget, kernel
+/// confinement [`Mode::Required`] (see [`crate::sandbox`]).
 #[derive(Clone)]
 pub struct ExecutorConfig {
     pub(super) workspace: PathBuf,
@@ -84,6 +86,7 @@ pub struct ExecutorConfig {
     pub(super) parse_limits: ParseLimits,
     pub(super) max_concurrency: usize,
     pub(super) session_output_budget: Option<usize>,
+    pub(crate) sandbox: SandboxConfig,
 }
 
 impl std::fmt::Debug for ExecutorConfig {
@@ -103,6 +106,7 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("max_edit_rounds", &self.max_edit_rounds)
             .field("max_concurrency", &self.max_concurrency)
             .field("session_output_budget", &self.session_output_budget)
+            .field("sandbox", &self.sandbox)
             .finish_non_exhaustive()
     }
 }
@@ -128,6 +132,7 @@ impl ExecutorConfig {
             parse_limits: ParseLimits::default(),
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             session_output_budget: None,
+            sandbox: SandboxConfig::default(),
         }
     }
 
@@ -244,6 +249,42 @@ impl ExecutorConfig {
     /// only the per-call cap applies). Output over what remains is cut with a marker.
     pub fn session_output_budget(mut self, bytes: Option<usize>) -> Self {
         self.session_output_budget = bytes;
+        self
+    }
+
+    /// How much kernel confinement to demand (default [`Mode::Required`]; see
+    /// [`crate::sandbox`]): sync handlers run on workers confined to their tool's capability
+    /// class, programs started through [`ToolContext::command`](crate::ToolContext::command) in
+    /// the sandbox helper. Under `Required` on a kernel without support, tools with script
+    /// arguments are refused with `sandbox_unavailable` and in-process handlers run with the
+    /// static guards only, after a warning when the executor starts.
+    pub fn sandbox(mut self, mode: Mode) -> Self {
+        self.sandbox.mode = mode;
+        self
+    }
+
+    /// The sandbox helper binary (`tool-sandbox-exec`) that confines spawned programs. Default:
+    /// the program itself when it called
+    /// [`dispatch_helper`](crate::sandbox::dispatch_helper), else `tool-sandbox-exec` next to the
+    /// executable (or one directory up); without one, programs are not started
+    /// (`sandbox_unavailable`).
+    pub fn sandbox_helper(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sandbox.helper = Some(path.into());
+        self
+    }
+
+    /// Confined workers per capability class (default
+    /// [`DEFAULT_WORKERS`](crate::sandbox::DEFAULT_WORKERS), at least 1).
+    pub fn sandbox_workers(mut self, n: usize) -> Self {
+        self.sandbox.workers = n.max(1);
+        self
+    }
+
+    /// How many sync calls of one tool may hold confined workers at once (default
+    /// [`DEFAULT_TOOL_SLOTS`](crate::sandbox::DEFAULT_TOOL_SLOTS), at least 1): a tool stuck
+    /// in the kernel exhausts its own slots only; further calls of it wait within their timeout.
+    pub fn sandbox_tool_slots(mut self, n: usize) -> Self {
+        self.sandbox.tool_slots = n.max(1);
         self
     }
 }

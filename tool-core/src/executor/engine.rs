@@ -9,6 +9,7 @@ use super::config::ExecutorConfig;
 use super::session::Session;
 use crate::guard::path::{PathGuard, WorkspaceError};
 use crate::registry::Registry;
+use crate::sandbox::setup::Confinement;
 
 /// The executor could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,8 @@ pub struct Executor {
     // The guard's root, shared with every call's context.
     pub(super) root: Arc<Path>,
     pub(super) config: ExecutorConfig,
+    // Per capability class: the confined workers and the program launcher (see `crate::sandbox`).
+    pub(super) confinement: Confinement,
     next_session: AtomicU64,
     next_call: AtomicU64,
 }
@@ -43,14 +46,23 @@ impl std::fmt::Debug for Executor {
 
 impl Executor {
     /// Build an executor; the workspace root is canonicalized here and must be a directory.
+    ///
+    /// Confinement is set up here too (see [`crate::sandbox`]): the kernel is probed, a pool of
+    /// confined workers is started for each capability class the registry's tools use, and the
+    /// helper for spawned programs is found. None of it fails the build: what cannot be confined
+    /// under [`Mode::Required`](crate::sandbox::Mode::Required) is refused per call
+    /// (`sandbox_unavailable`) or, for in-process handlers, run with the static guards after a
+    /// `tracing::warn!` here.
     pub fn new(registry: Arc<Registry>, config: ExecutorConfig) -> Result<Self, ExecutorError> {
         let guard = PathGuard::new(&config.workspace)?;
-        let root = Arc::from(guard.root());
+        let root: Arc<Path> = Arc::from(guard.root());
+        let confinement = Confinement::new(&root, &registry, &config.sandbox);
         Ok(Executor {
             registry,
             guard,
             root,
             config,
+            confinement,
             next_session: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
         })
@@ -59,6 +71,11 @@ impl Executor {
     /// The registry served.
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The sandbox mode in force (see [`crate::sandbox`]).
+    pub fn sandbox_mode(&self) -> crate::sandbox::Mode {
+        self.confinement.mode
     }
 
     /// The canonical workspace root.

@@ -13,7 +13,7 @@
 //! | `permissions` | `permissions.rs` | `permission_denied` |
 //! | `script_gate` | `script_gate.rs` (the [`ScriptGate`] seam) | `safety_denied`, `review_required` |
 //! | `approve` | `approve.rs` | `approval_denied`, `review_required` |
-//! | `run` | `run.rs` | `timeout`, `cancelled`, `panicked`, `tool_error` |
+//! | `run` | `run.rs` (confinement: [`crate::sandbox`]) | `sandbox_unavailable`, `timeout`, `cancelled`, `panicked`, `tool_error` |
 //! | `outcome` | `outcome.rs` (result, error budget, audit) | `modifier_conflict` (batches) |
 //!
 //! `pipeline.rs` lists the steps in order ([`Executor::execute`]); `batch.rs` runs a model turn's

@@ -14,6 +14,7 @@ use super::session::Session;
 use super::state::{CallState, Cx, Record, Stop, Verdict};
 use crate::audit::{timestamp_now, AuditEvent, SafetyAudit};
 use crate::reason::ReasonCode;
+use crate::sandbox::call::NOT_RUN;
 use crate::schema::canonical::canonical_bytes;
 use crate::status::CallStatus;
 
@@ -84,6 +85,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         _ => false,
     };
     let duration = start.elapsed();
+    let enforced = rec.enforced.unwrap_or(NOT_RUN);
     span.record("tool.status", status.as_str());
     span.record("tool.approval", rec.approval.as_str());
     if let Some(code) = code {
@@ -114,6 +116,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
             registry_fingerprint: executor.registry.fingerprint().to_owned(),
             truncated: rec.truncated,
             scan: executor.config.scan,
+            enforced: enforced.to_owned(),
             safety: rec.safety.map(|gate| SafetyAudit {
                 gate,
                 blocked: matches!(
@@ -140,5 +143,6 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         truncated: rec.truncated,
         approval: rec.approval,
         duration,
+        enforced,
     }
 }

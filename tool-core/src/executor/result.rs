@@ -36,6 +36,11 @@ pub struct CallResult {
     pub approval: ApprovalStatus,
     /// Time from receipt to result.
     pub duration: Duration,
+    /// What enforced the call (see [`crate::sandbox`]): e.g. `landlock-v7+seccomp` for a sync
+    /// handler on a confined worker, `none` for an unconfined handler, `none; process:
+    /// landlock-v7+seccomp+pidns+netns` when it started a confined program, `not_run` when the
+    /// handler never started.
+    pub enforced: &'static str,
 }
 
 impl CallResult {

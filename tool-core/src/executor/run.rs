@@ -12,6 +12,7 @@ use super::state::{CallState, Cx, Stop, Verdict};
 use crate::context::ToolContext;
 use crate::outcome::ToolOutcome;
 use crate::reason::ReasonCode;
+use crate::sandbox::call::{CallSandbox, NONE};
 use crate::status::Step;
 
 fn failed(code: ReasonCode, message: String) -> Verdict {
@@ -48,6 +49,13 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             "the call was cancelled before it started".to_owned(),
         ));
     }
+    if let Some(why) = executor.confinement.refusal(decl) {
+        return Verdict::Refused(Stop::new(Step::Run, ReasonCode::SandboxUnavailable, why));
+    }
+    // The deadline is taken where `tokio::time::timeout` would take it: before the first poll
+    // (the handler only builds its future in between). Programs the handler starts get it too.
+    let deadline = tokio::time::Instant::now().checked_add(timeout);
+    let sandbox = executor.confinement.call(&decl.name, deadline);
     let mut ctx = ToolContext::for_call(
         session.shared_id(),
         call_id,
@@ -56,13 +64,16 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         session.state(),
     )
     .with_output_budget(Some(budget))
-    .with_paths(std::mem::take(&mut call.paths));
+    .with_paths(std::mem::take(&mut call.paths))
+    .with_sandbox(sandbox.clone());
     if let Some(sink) = &cx.env.progress {
         ctx = ctx.with_progress(sink.clone());
     }
     let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
     let handler = tool.def().handler();
     let args = std::mem::take(&mut call.args);
+    // From here on the handler has started: record what confines it, however it ends.
+    let enforced = Enforced(sandbox.as_deref());
     let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
         Ok(Ok(fut)) => fut,
         Ok(Err(e)) => {
@@ -74,8 +85,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         }
         Err(panic) => return failed(ReasonCode::Panicked, panic_message(panic.as_ref())),
     };
-    // The deadline is taken where `tokio::time::timeout` would take it: before the first poll.
-    let deadline = tokio::time::Instant::now().checked_add(timeout);
+    call.rec.enforced = Some(NONE);
     let mut fut = AssertUnwindSafe(fut).catch_unwind();
     // Cancellation wins over a first poll, as the biased `select!` below has it.
     if token.is_cancelled() {
@@ -97,6 +107,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             tokio::select! {
                 biased;
                 _ = token.cancelled() => {
+                    call.rec.enforced = Some(enforced.label());
                     return failed(ReasonCode::Cancelled, "the call was cancelled".to_owned())
                 }
                 r = timed => r,
@@ -104,12 +115,13 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         }
     };
     drop(in_flight);
+    call.rec.enforced = Some(enforced.label());
     match outcome {
         Err(_) => failed_capped(
             call,
             cap,
             ReasonCode::Timeout,
-            format!("the call ran longer than {} ms", timeout.as_millis()),
+            enforced.timeout_message(timeout),
         ),
         Ok(Err(panic)) => failed_capped(
             call,
@@ -118,7 +130,8 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             panic_message(panic.as_ref()),
         ),
         Ok(Ok(ToolOutcome::Error { message })) => {
-            failed_capped(call, cap, ReasonCode::ToolError, message)
+            let (code, message) = enforced.error(message);
+            failed_capped(call, cap, code, message)
         }
         Ok(Ok(ToolOutcome::Ok { modifier, .. }))
             if decl.read_only() && modifier.as_ref().is_some_and(|m| !m.is_empty()) =>
@@ -138,6 +151,49 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             call.rec.truncated = cut;
             Verdict::Ok { output, modifier }
         }
+    }
+}
+
+/// What the run step knows about a call's confinement, for its result.
+struct Enforced<'a>(Option<&'a CallSandbox>);
+
+impl Enforced<'_> {
+    /// The audit label: what confined the handler and its programs.
+    fn label(&self) -> &'static str {
+        self.0.map_or(NONE, CallSandbox::label)
+    }
+
+    /// The code and message of a handler's error: the code a confined program's end called for
+    /// (`timeout`, `cancelled`, `sandbox_unavailable`), else `tool_error`; a permission error
+    /// from a confined handler says that the kernel refused it, and why.
+    fn error(&self, mut message: String) -> (ReasonCode, String) {
+        let Some(sb) = self.0 else {
+            return (ReasonCode::ToolError, message);
+        };
+        if let Some(code) = sb.code() {
+            return (code, message);
+        }
+        let denied = message.contains("os error 13") || message.contains("os error 1)");
+        if denied && sb.handler_confined() {
+            let class = sb.class();
+            message.push_str(&format!(
+                " [denied by the kernel sandbox ({}): the tool is declared `{}`, so {}]",
+                class.handler_label, class.name, class.rules
+            ));
+        }
+        (ReasonCode::ToolError, message)
+    }
+
+    fn timeout_message(&self, timeout: std::time::Duration) -> String {
+        let mut m = format!("the call ran longer than {} ms", timeout.as_millis());
+        if let Some(sb) = self.0.filter(|sb| sb.waited()) {
+            m.push_str(&format!(
+                " (it waited for one of its tool's {} confined slots: earlier calls of this \
+                 tool still hold them)",
+                sb.tool.slot_count
+            ));
+        }
+        m
     }
 }
 

@@ -72,6 +72,8 @@ pub(super) struct Record {
     pub(super) safety: Option<GateAudit>,
     pub(super) args_sha256: Option<String>,
     pub(super) truncated: bool,
+    /// What enforced the handler (and its programs), once it was started (step `run`).
+    pub(super) enforced: Option<&'static str>,
 }
 
 impl Record {
@@ -84,6 +86,7 @@ impl Record {
             safety: None,
             args_sha256: None,
             truncated: false,
+            enforced: None,
         }
     }
 }

@@ -425,12 +425,24 @@ impl WorkspacePath {
     /// over the destination. A failed write leaves the old file as it was. The parent directory
     /// must exist (see [`WorkspacePath::create_parent_dirs`]). A symlink at the destination is
     /// replaced by the file, never written through.
+    ///
+    /// On a thread confined by the kernel sandbox, `/proc` is out of reach, so an `O_TMPFILE`
+    /// cannot be given a name (that goes through `/proc/self/fd`): there the temporary file is
+    /// created exclusively under a random name instead.
     pub fn write_atomic(&self, contents: &[u8]) -> Result<(), WorkspaceFsError> {
         let (parent, name) = self.parent_and_name("written")?;
-        let mut tmp = cap_tempfile::TempFile::new(&parent).map_err(|e| self.err("write", e))?;
-        tmp.write_all(contents).map_err(|e| self.err("write", e))?;
-        // Dropping `tmp` on error removes the temporary file.
-        tmp.replace(&name).map_err(|e| self.err("write", e))
+        if !NAMED_TEMP_ONLY.with(std::cell::Cell::get) {
+            let mut tmp = cap_tempfile::TempFile::new(&parent).map_err(|e| self.err("write", e))?;
+            tmp.write_all(contents).map_err(|e| self.err("write", e))?;
+            // Dropping `tmp` on error removes the temporary file.
+            match tmp.replace(&name) {
+                Ok(()) => return Ok(()),
+                // EOPNOTSUPP: `/proc/self/fd` is not usable here (a confined thread).
+                Err(e) if e.raw_os_error() == Some(95) => NAMED_TEMP_ONLY.with(|c| c.set(true)),
+                Err(e) => return Err(self.err("write", e)),
+            }
+        }
+        write_via_named_temp(&parent, &name, contents).map_err(|e| self.err("write", e))
     }
 
     /// Create this directory and every missing parent, beneath the workspace handle.
@@ -545,6 +557,54 @@ impl WorkspacePath {
             .map(|m| Metadata::of(&m))
             .map_err(|e| self.err("inspect", e))
     }
+}
+
+thread_local! {
+    /// This thread cannot name an `O_TMPFILE` (no `/proc`): make named temporary files.
+    static NAMED_TEMP_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// A temporary name nobody chooses: random (a randomly keyed hash of a counter, the time and the
+/// thread), hidden, in the destination's directory.
+fn random_temp_name() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    format!(".tool-write-{:016x}.tmp", h.finish())
+}
+
+/// `write_atomic` without `O_TMPFILE`: create a randomly named file exclusively, write it, rename
+/// it over the destination; remove it on any failure.
+fn write_via_named_temp(parent: &Dir, name: &std::ffi::OsStr, contents: &[u8]) -> io::Result<()> {
+    let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
+    for _ in 0..16 {
+        let tmp = random_temp_name();
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut file = match parent.open_with(&tmp, &options) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                last = e;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let written = file
+            .write_all(contents)
+            .and_then(|()| parent.rename(&tmp, parent, name));
+        if written.is_err() {
+            let _ = parent.remove_file(&tmp);
+        }
+        return written;
+    }
+    Err(last)
 }
 
 /// Rename `from` in `from_dir` to `to` in `to_dir`, failing with `AlreadyExists` when `to` exists.

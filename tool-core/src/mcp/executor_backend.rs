@@ -141,6 +141,7 @@ mod tests {
             truncated: false,
             approval: ApprovalStatus::NotRequired,
             duration: Duration::ZERO,
+            enforced: "none",
         }
     }
 

@@ -1,0 +1,154 @@
+//! What one executor keeps per capability class and per tool, and what one call records about
+//! its confinement.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use tokio::sync::Semaphore;
+
+use super::kernel::{ConfinedPool, Launcher, SandboxPolicy};
+use crate::reason::ReasonCode;
+
+/// The audit label of a call whose handler never started.
+pub(crate) const NOT_RUN: &str = "not_run";
+/// The audit label of a handler the kernel did not confine.
+pub(crate) const NONE: &str = "none";
+
+/// A label as a `&'static str`: labels come from a handful of combinations (per kernel, class and
+/// mode), so each distinct one is leaked once and shared by every call and result after it.
+pub(crate) fn intern(label: &str) -> &'static str {
+    match label {
+        NOT_RUN => return NOT_RUN,
+        NONE => return NONE,
+        _ => {}
+    }
+    static LABELS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = LABELS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(known) = set.get(label) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(label.to_owned().into_boxed_str());
+    set.insert(leaked);
+    leaked
+}
+
+/// How programs of one class are started confined.
+#[derive(Debug)]
+pub(crate) struct ProcessRuntime {
+    pub(crate) policy: SandboxPolicy,
+    pub(crate) launcher: Launcher,
+}
+
+/// What confines the handlers and programs of one capability class.
+#[derive(Debug)]
+pub(crate) struct ClassRuntime {
+    /// The class name: `read_only`, `read_write+net`, …
+    pub(crate) name: &'static str,
+    /// The confined workers for sync handlers (`None`: they run unconfined, see the label).
+    pub(crate) pool: Option<ConfinedPool>,
+    /// What a sync handler of this class runs under: the pool's enforcement, or `none`.
+    pub(crate) handler_label: &'static str,
+    /// How programs are started, or why they cannot be.
+    pub(crate) process: Result<ProcessRuntime, String>,
+    /// What a refusal says about the class, e.g. `read_only: reads the workspace, writes nothing`.
+    pub(crate) rules: &'static str,
+}
+
+/// One tool's share of its class: the class, and the slots that bound how many of its sync calls
+/// may hold confined workers at once (a tool stuck in the kernel exhausts its own slots only).
+#[derive(Debug)]
+pub(crate) struct ToolRuntime {
+    pub(crate) class: Arc<ClassRuntime>,
+    pub(crate) slots: Arc<Semaphore>,
+    pub(crate) slot_count: usize,
+}
+
+/// What one call learned about its confinement, for its result and audit event.
+#[derive(Debug, Default)]
+struct CallRecord {
+    /// What confined the handler (set when it was dispatched).
+    handler: Option<&'static str>,
+    /// What confined the last program the call started.
+    process: Option<String>,
+    /// The reason code a confined program's end calls for (`timeout`, `cancelled`,
+    /// `sandbox_unavailable`) when the handler then fails.
+    code: Option<ReasonCode>,
+    /// The call had to wait for one of its tool's slots.
+    waited: bool,
+}
+
+/// One call's confinement: its tool's class, its deadline, and what it recorded.
+#[derive(Debug)]
+pub(crate) struct CallSandbox {
+    pub(crate) tool: Arc<ToolRuntime>,
+    pub(crate) deadline: Option<tokio::time::Instant>,
+    record: Mutex<CallRecord>,
+}
+
+impl CallSandbox {
+    pub(crate) fn new(tool: Arc<ToolRuntime>, deadline: Option<tokio::time::Instant>) -> Self {
+        CallSandbox {
+            tool,
+            deadline,
+            record: Mutex::new(CallRecord::default()),
+        }
+    }
+
+    fn record(&self) -> std::sync::MutexGuard<'_, CallRecord> {
+        self.record.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn class(&self) -> &ClassRuntime {
+        &self.tool.class
+    }
+
+    pub(crate) fn set_handler(&self, label: &'static str) {
+        self.record().handler = Some(label);
+    }
+
+    pub(crate) fn set_waited(&self) {
+        self.record().waited = true;
+    }
+
+    pub(crate) fn set_process(&self, label: String) {
+        self.record().process = Some(label);
+    }
+
+    pub(crate) fn set_code(&self, code: ReasonCode) {
+        self.record().code = Some(code);
+    }
+
+    /// The reason code a program's end called for, if any.
+    pub(crate) fn code(&self) -> Option<ReasonCode> {
+        self.record().code
+    }
+
+    /// Whether the call waited for a slot of its tool.
+    pub(crate) fn waited(&self) -> bool {
+        self.record().waited
+    }
+
+    /// Whether the handler ran on a confined worker.
+    pub(crate) fn handler_confined(&self) -> bool {
+        self.record().handler.is_some_and(|l| l != NONE)
+    }
+
+    /// What enforced the call: the handler's confinement, then the last program's.
+    pub(crate) fn label(&self) -> &'static str {
+        let r = self.record();
+        let handler = r.handler.unwrap_or(NONE);
+        match &r.process {
+            None => handler,
+            Some(p) => intern(&format!("{handler}; process: {p}")),
+        }
+    }
+}
+
+/// Where a sync handler runs: made by generated code from the call's context, before the handler
+/// takes the context. Not public API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SyncRunner(pub(crate) Option<Arc<CallSandbox>>);

@@ -1,0 +1,63 @@
+//! Kernel confinement of tool calls, derived from each tool's declaration (the `tool-sandbox`
+//! crate: Landlock, seccomp, user/PID/network namespaces, rlimits).
+//!
+//! The executor maps a declaration to a capability class: `safe`/`read_only` tools may read the
+//! workspace and write nothing; every other risk may read and write the workspace only;
+//! `open_world` tools may use the network, no other tool may connect or bind TCP or open a
+//! non-UNIX socket. At [`Executor::new`](crate::Executor::new) it starts, per class the registry
+//! uses, a pool of worker threads confined by the kernel to that class, and finds the helper that
+//! confines spawned programs.
+//!
+//! | what runs | how it is confined | `enforced` in the audit event |
+//! | --- | --- | --- |
+//! | a sync `#[tool]` handler | on a worker of its class's pool (Landlock + seccomp, once per worker, irreversibly) | e.g. `landlock-v7+seccomp` |
+//! | an async `#[tool]` handler, a dynamic tool's handler | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
+//! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC (and without network, network) namespaces, Landlock + seccomp, rlimits, a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | e.g. `none; process: landlock-v7+seccomp+pidns+netns` |
+//! | nothing (the call was refused before its handler) | | `not_run` |
+//!
+//! Async handlers are not confined because a confined thread cannot run the caller's runtime:
+//! Landlock and seccomp hold a thread irreversibly. A confined current-thread runtime per class
+//! is feasible (the `tool-sandbox` crate's assessment) but not built; until it is, the audit
+//! says `none` for them instead of pretending. Write handlers that touch files or the network
+//! as sync functions to have them confined.
+//!
+//! # Modes
+//!
+//! [`Mode::Required`] is the default. Where the kernel offers everything ([`support`] says what
+//! it offers), sync handlers run confined and programs run in the helper; if a pool cannot be
+//! confined the executor says so with a `tracing::warn!` at start-up. Where it does not (an old
+//! kernel, another OS, the helper binary not found): tools with script arguments are refused with
+//! `sandbox_unavailable` before they run, a program started through
+//! [`ToolContext::command`](crate::ToolContext::command) is not started (`sandbox_unavailable`),
+//! and in-process handlers run with the static guards only, after a loud `tracing::warn!` when
+//! the executor starts. [`Mode::BestEffort`] confines with what the kernel offers and records
+//! what that was; [`Mode::Off`] confines nothing (you bring your own container) and records
+//! `none`.
+//!
+//! # The helper binary
+//!
+//! Spawned programs are confined by a helper process (`tool-sandbox-exec`). Cargo does not build
+//! a dependency's binaries, so a program embeds the helper: it calls [`dispatch_helper`] first
+//! thing in `main` (the CLI, [`crate::cli`], does), and the executor then uses the program itself
+//! as the helper. Otherwise the executor looks for `tool-sandbox-exec` at the path given with
+//! [`ExecutorConfig::sandbox_helper`](crate::ExecutorConfig::sandbox_helper), else next to the
+//! executable (or one directory up, for test binaries), and fails closed with
+//! `sandbox_unavailable` and a message naming the fix when there is none.
+//!
+//! # What is not enforced
+//!
+//! Async handlers (above). A sync handler's memory is shared with the rest of the process, and
+//! file descriptors opened before it ran stay usable. UDP for `open_world` tools. Hard links
+//! that already exist (the workspace file operations refuse files with more than one link). In
+//! the worker pools the system read paths leave out `/etc/passwd` and `/etc/group` (an in-process
+//! handler has no need for the user database); programs get the full list of
+//! `tool_sandbox::default_system_read_paths`. See the `tool-sandbox` crate docs for the rest.
+
+pub(crate) mod call;
+mod helper;
+pub(crate) mod kernel;
+pub(crate) mod setup;
+pub(crate) mod sync;
+
+pub use helper::{dispatch_helper, helper_embedded};
+pub use setup::{support, Mode, SandboxConfig, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

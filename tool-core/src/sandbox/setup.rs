@@ -1,0 +1,311 @@
+//! Building an executor's confinement from its registry and configuration: [`Mode`],
+//! [`SandboxConfig`], [`support`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use tokio::sync::Semaphore;
+
+use super::call::{intern, CallSandbox, ClassRuntime, ProcessRuntime, ToolRuntime, NONE};
+use super::helper::helper_embedded;
+use super::kernel::{
+    default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
+    SandboxPolicy, Support,
+};
+use crate::decl::ToolDecl;
+use crate::registry::Registry;
+
+/// How much kernel confinement an executor demands (see [`crate::sandbox`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// The default. Everything the declaration allows, and nothing else, is enforced by the
+    /// kernel where it can be; where it cannot, what needs confinement (scripts, spawned
+    /// programs) is refused with `sandbox_unavailable`, and in-process handlers run with the
+    /// static guards only, after a loud warning at start-up.
+    #[default]
+    Required,
+    /// Confine with what the kernel offers; the audit records what that was.
+    BestEffort,
+    /// Confine nothing (you bring your own container); the audit records `none`.
+    Off,
+}
+
+impl Mode {
+    /// The stable name: `required`, `best_effort`, `off`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Required => "required",
+            Mode::BestEffort => "best_effort",
+            Mode::Off => "off",
+        }
+    }
+
+    fn kernel(self) -> KernelMode {
+        match self {
+            Mode::Required => KernelMode::Required,
+            Mode::BestEffort => KernelMode::BestEffort,
+            Mode::Off => KernelMode::Off,
+        }
+    }
+}
+
+/// Default confined workers per capability class.
+pub const DEFAULT_WORKERS: usize = 4;
+/// Default slots per tool: how many of one tool's sync calls may hold workers of its class at
+/// once (running or queued). Calls over it wait, within their timeout.
+pub const DEFAULT_TOOL_SLOTS: usize = 2;
+
+/// The sandbox part of an [`ExecutorConfig`](crate::ExecutorConfig).
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    pub(crate) mode: Mode,
+    pub(crate) helper: Option<PathBuf>,
+    pub(crate) workers: usize,
+    pub(crate) tool_slots: usize,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            mode: Mode::Required,
+            helper: None,
+            workers: DEFAULT_WORKERS,
+            tool_slots: DEFAULT_TOOL_SLOTS,
+        }
+    }
+}
+
+/// What this kernel offers for confinement, e.g. `landlock-v7+seccomp+userns+pidns+netns`, or
+/// `none` (probed once per process).
+pub fn support() -> String {
+    probe().label()
+}
+
+fn probe() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(Support::probe)
+}
+
+/// The capability class of a declaration: risk `safe`/`read_only` read only, anything else reads
+/// and writes the workspace; `open_world` adds the network.
+fn class_of(decl: &ToolDecl) -> (FsAccess, bool) {
+    let access = if decl.read_only() {
+        FsAccess::ReadOnly
+    } else {
+        FsAccess::ReadWrite
+    };
+    (access, decl.open_world)
+}
+
+fn class_index(access: FsAccess, network: bool) -> usize {
+    match (access, network) {
+        (FsAccess::ReadOnly, false) => 0,
+        (FsAccess::ReadOnly, true) => 1,
+        (FsAccess::ReadWrite, false) => 2,
+        (FsAccess::ReadWrite, true) => 3,
+    }
+}
+
+const CLASS_NAMES: [&str; 4] = ["read_only", "read_only+net", "read_write", "read_write+net"];
+const CLASS_RULES: [&str; 4] = [
+    "it may read the workspace and write nothing, and has no network",
+    "it may read the workspace and write nothing",
+    "it may read and write the workspace only, and has no network",
+    "it may read and write the workspace only",
+];
+
+/// The system paths the worker pools may read: the programs' list without the user database.
+fn pool_read_paths() -> Vec<PathBuf> {
+    default_system_read_paths()
+        .into_iter()
+        .filter(|p| p != Path::new("/etc/passwd") && p != Path::new("/etc/group"))
+        .collect()
+}
+
+/// An executor's confinement: per tool, its class's pool and program launcher.
+#[derive(Debug)]
+pub(crate) struct Confinement {
+    pub(crate) mode: Mode,
+    tools: HashMap<String, Arc<ToolRuntime>>,
+}
+
+impl Confinement {
+    /// Probes the kernel, starts a confined pool per class the registry uses, finds the helper.
+    /// Never fails: what cannot be confined is refused per call (or, for in-process handlers
+    /// under `Required` on a kernel without support, run with the static guards after a warning).
+    pub(crate) fn new(root: &Path, registry: &Registry, config: &SandboxConfig) -> Self {
+        let mode = config.mode;
+        let support = if mode == Mode::Off {
+            None
+        } else {
+            Some(probe())
+        };
+        let threads_ok = support.is_some_and(Support::threads_fully_confined);
+        let processes_ok = support.is_some_and(Support::processes_fully_confined);
+        let label = support.map_or_else(|| NONE.to_owned(), Support::label);
+        let needs_process = registry.iter().any(|t| !t.decl().script_args.is_empty());
+        if mode == Mode::Required && !threads_ok {
+            tracing::warn!(
+                kernel = %label,
+                "kernel sandbox unavailable: in-process tool handlers run with the static guards \
+                 only, and tools with script arguments are refused (sandbox_unavailable)"
+            );
+        }
+        let launcher = locate_helper(config, mode);
+        if let Err(e) = &launcher {
+            if needs_process && mode != Mode::Off {
+                tracing::warn!(error = %e, "tools with script arguments will be refused");
+            }
+        }
+        let mut classes: [Option<Arc<ClassRuntime>>; 4] = Default::default();
+        let mut tools = HashMap::new();
+        for tool in registry.iter() {
+            let (access, network) = class_of(tool.decl());
+            let i = class_index(access, network);
+            let class = classes[i]
+                .get_or_insert_with(|| {
+                    Arc::new(build_class(
+                        root,
+                        i,
+                        access,
+                        network,
+                        mode,
+                        config,
+                        threads_ok,
+                        processes_ok,
+                        &label,
+                        &launcher,
+                    ))
+                })
+                .clone();
+            let slots = config.tool_slots.max(1);
+            tools.insert(
+                tool.decl().name.clone(),
+                Arc::new(ToolRuntime {
+                    class,
+                    slots: Arc::new(Semaphore::new(slots)),
+                    slot_count: slots,
+                }),
+            );
+        }
+        Confinement { mode, tools }
+    }
+
+    /// The confinement of one call of `tool`.
+    pub(crate) fn call(
+        &self,
+        tool: &str,
+        deadline: Option<tokio::time::Instant>,
+    ) -> Option<Arc<CallSandbox>> {
+        let rt = self.tools.get(tool)?;
+        Some(Arc::new(CallSandbox::new(Arc::clone(rt), deadline)))
+    }
+
+    /// Why a call of `decl` must be refused before its handler runs: a tool with script
+    /// arguments whose programs cannot be confined (under `Required` or `BestEffort`).
+    pub(crate) fn refusal(&self, decl: &ToolDecl) -> Option<String> {
+        if decl.script_args.is_empty() || self.mode == Mode::Off {
+            return None;
+        }
+        let rt = self.tools.get(&decl.name)?;
+        match &rt.class.process {
+            Ok(_) => None,
+            Err(why) => Some(format!(
+                "`{}` runs scripts, and they cannot be confined here: {why}",
+                decl.name
+            )),
+        }
+    }
+}
+
+fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String> {
+    let kmode = mode.kernel();
+    let found = match &config.helper {
+        Some(path) => Launcher::locate(Some(path), kmode),
+        None if helper_embedded() => Launcher::current_exe(kmode),
+        None => Launcher::locate(None, kmode),
+    };
+    found.map_err(|e| {
+        format!(
+            "{e}. Fix: call `tool_core::sandbox::dispatch_helper()` first thing in `main` (the CLI \
+             does), or build `tool-sandbox-exec` (`cargo build -p tool-sandbox`) and pass its path \
+             with `ExecutorConfig::sandbox_helper`"
+        )
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_class(
+    root: &Path,
+    i: usize,
+    access: FsAccess,
+    network: bool,
+    mode: Mode,
+    config: &SandboxConfig,
+    threads_ok: bool,
+    processes_ok: bool,
+    kernel_label: &str,
+    launcher: &Result<Launcher, String>,
+) -> ClassRuntime {
+    let name = CLASS_NAMES[i];
+    let policy = SandboxPolicy::new(root, access, network).map_err(|e| e.to_string());
+    let pool = match (&policy, mode) {
+        (_, Mode::Off) => None,
+        (_, Mode::Required) if !threads_ok => None,
+        (Err(e), _) => {
+            tracing::warn!(class = name, error = %e, "no confined workers for this class");
+            None
+        }
+        (Ok(policy), _) => {
+            let started = policy
+                .clone()
+                .with_system_read_paths(pool_read_paths())
+                .and_then(|p| {
+                    ConfinedPool::new(
+                        &p,
+                        mode.kernel(),
+                        PoolConfig {
+                            workers: config.workers.max(1),
+                            queue: 64,
+                            name: format!("tool-{name}"),
+                        },
+                    )
+                });
+            match started {
+                Ok(pool) => Some(pool),
+                Err(e) => {
+                    tracing::warn!(
+                        class = name,
+                        error = %e,
+                        "kernel sandbox unavailable: sync handlers of this class run with the \
+                         static guards only"
+                    );
+                    None
+                }
+            }
+        }
+    };
+    let handler_label = pool
+        .as_ref()
+        .map_or(NONE, |p| intern(&p.enforcement().label()));
+    let process = match (policy, launcher) {
+        (_, _) if mode == Mode::Required && !processes_ok => Err(format!(
+            "this kernel does not offer everything a confined program needs (it offers \
+             `{kernel_label}`; needed: Landlock ABI 7 fully, seccomp, user and PID namespaces)"
+        )),
+        (Err(e), _) => Err(e),
+        (_, Err(e)) => Err(e.clone()),
+        (Ok(policy), Ok(launcher)) => Ok(ProcessRuntime {
+            policy,
+            launcher: launcher.clone(),
+        }),
+    };
+    ClassRuntime {
+        name,
+        pool,
+        handler_label,
+        process,
+        rules: CLASS_RULES[i],
+    }
+}

@@ -1,0 +1,191 @@
+//! The example program's `call` as an attacker drives it: `--approve allow` (a human says yes to
+//! everything), so only the guards and the kernel stand in the way. The program embeds the
+//! sandbox helper (`tool_core::cli` dispatches to it first thing). Canaries lie outside the
+//! workspace; each test is named after the attack.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
+const CANARY: &str = "canary: must not be read, changed or removed";
+
+fn kernel_ready(test: &str) -> bool {
+    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
+        .iter()
+        .all(|p| text.lines().next().unwrap_or("").contains(p));
+    if !full {
+        eprintln!("\n!!! SKIPPED {test}: the kernel lacks what confinement needs:\n{text} !!!\n");
+    }
+    full
+}
+
+struct Site {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    canary: PathBuf,
+    audit: PathBuf,
+}
+
+fn site() -> Site {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("ws");
+    let canary = dir.path().join("canary.txt");
+    std::fs::write(&canary, CANARY).expect("canary");
+    Site {
+        ws: ws.canonicalize().expect("ws"),
+        canary: canary.canonicalize().expect("canary"),
+        audit: dir.path().join("audit.jsonl"),
+        _dir: dir,
+    }
+}
+
+/// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
+fn call(site: &Site, lines: &[String]) -> Vec<Value> {
+    let mut child = Command::new(BIN)
+        .args(["call", "--workspace"])
+        .arg(&site.ws)
+        .args(["--approve", "allow", "--audit"])
+        .arg(&site.audit)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("call starts");
+    let mut input = child.stdin.take().expect("stdin");
+    for l in lines {
+        writeln!(input, "{l}").expect("write");
+    }
+    drop(input);
+    let out = child.wait_with_output().expect("call exits");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON result line"))
+        .collect()
+}
+
+fn bash(command: &str) -> String {
+    serde_json::json!({"tool": "run_bash", "args": {"command": command}}).to_string()
+}
+
+fn audit(site: &Site) -> Vec<Value> {
+    std::fs::read_to_string(&site.audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("audit line"))
+        .collect()
+}
+
+fn intact(canary: &Path) -> bool {
+    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
+}
+
+#[test]
+fn doctor_prints_what_the_kernel_offers() {
+    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("kernel sandbox: "), "{text}");
+    assert!(text.contains("this program (embedded)"), "{text}");
+}
+
+#[test]
+fn run_bash_over_call_cannot_touch_a_canary_outside_the_workspace() {
+    if !kernel_ready("call canary") {
+        return;
+    }
+    let s = site();
+    let c = s.canary.display();
+    let results = call(
+        &s,
+        &[
+            bash(&format!("cat {c}")),
+            bash(&format!("echo gone > {c}")),
+            bash(&format!("rm -f {c}")),
+            bash(&format!("cp {c} ./copy")),
+            bash("echo inside > inside.txt && cat inside.txt"),
+        ],
+    );
+    for r in &results[..4] {
+        assert_eq!(r["status"], "failed", "{r}");
+        assert!(!r.to_string().contains(CANARY), "leaked: {r}");
+    }
+    assert!(intact(&s.canary));
+    assert!(!s.ws.join("copy").exists());
+    assert_eq!(results[4]["status"], "ok", "{}", results[4]);
+    let events = audit(&s);
+    let enforced = events[4]["enforced"].as_str().unwrap_or_default();
+    assert!(enforced.contains("process: landlock-v"), "{}", events[4]);
+}
+
+#[test]
+fn run_bash_over_call_with_kill_9_leaves_a_sentinel_alive() {
+    if !kernel_ready("call kill -9") {
+        return;
+    }
+    let s = site();
+    let mut sentinel = Command::new("sleep").arg("300").spawn().expect("sleep");
+    let pid = sentinel.id();
+    let results = call(&s, &[bash(&format!("kill -9 {pid}; true"))]);
+    assert_eq!(results[0]["status"], "ok", "{}", results[0]);
+    std::thread::sleep(Duration::from_millis(200));
+    let alive = matches!(sentinel.try_wait(), Ok(None));
+    let _ = sentinel.kill();
+    let _ = sentinel.wait();
+    assert!(alive, "the sentinel was killed from inside the sandbox");
+}
+
+#[test]
+fn run_bash_over_call_leaves_no_child_behind_and_times_out_as_timeout() {
+    if !kernel_ready("call children") {
+        return;
+    }
+    let s = site();
+    let timeout = serde_json::json!({
+        "tool": "run_bash",
+        "args": {"command": "sleep 3282", "timeout_secs": 1}
+    })
+    .to_string();
+    let results = call(
+        &s,
+        &[
+            bash("(sleep 3281 &) ; setsid sleep 3281 & nohup sleep 3281 >/dev/null 2>&1 & echo ok"),
+            timeout,
+        ],
+    );
+    assert_eq!(results[0]["status"], "ok", "{}", results[0]);
+    assert_eq!(results[1]["code"], "timeout", "{}", results[1]);
+    let start = Instant::now();
+    loop {
+        let left = sleepers("sleep 328");
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "children outlived the `call` process: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn sleepers(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
