@@ -33,7 +33,6 @@
 //! ```
 
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,12 +52,10 @@ pub const DEFAULT_OUTPUT_CAP: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct Command {
     program: String,
-    args: Vec<String>,
-    cwd: Option<PathBuf>,
-    env: Vec<(String, String)>,
-    stdin: Option<Vec<u8>>,
+    // Program, arguments, cwd, environment, stdin and output cap; the timeout is set at `run`,
+    // where the call's remaining time is known.
+    inner: SandboxedCommand,
     timeout: Option<Duration>,
-    output_cap: usize,
     sandbox: Option<Arc<CallSandbox>>,
     cancel: CancellationToken,
 }
@@ -186,13 +183,9 @@ impl Command {
         cancel: CancellationToken,
     ) -> Self {
         Command {
+            inner: SandboxedCommand::new(program.clone()).output_cap(DEFAULT_OUTPUT_CAP),
             program,
-            args: Vec::new(),
-            cwd: None,
-            env: Vec::new(),
-            stdin: None,
             timeout: None,
-            output_cap: DEFAULT_OUTPUT_CAP,
             sandbox,
             cancel,
         }
@@ -200,7 +193,7 @@ impl Command {
 
     /// Adds an argument.
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
-        self.args.push(arg.into());
+        self.inner = self.inner.arg(arg);
         self
     }
 
@@ -210,25 +203,25 @@ impl Command {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.args.extend(args.into_iter().map(Into::into));
+        self.inner = self.inner.args(args);
         self
     }
 
     /// Runs in this directory (checked by the path guard). Default: the workspace.
     pub fn cwd(mut self, dir: &WorkspacePath) -> Self {
-        self.cwd = Some(dir.as_path().to_path_buf());
+        self.inner = self.inner.cwd(dir.as_path());
         self
     }
 
     /// Adds an environment variable to the cleared environment (`TMPDIR` cannot be changed).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
+        self.inner = self.inner.env(key, value);
         self
     }
 
     /// Feeds these bytes to the program's stdin, then closes it. Default: `/dev/null`.
     pub fn stdin(mut self, input: impl Into<Vec<u8>>) -> Self {
-        self.stdin = Some(input.into());
+        self.inner = self.inner.stdin(input);
         self
     }
 
@@ -240,7 +233,7 @@ impl Command {
 
     /// Bytes kept of stdout and of stderr each (default [`DEFAULT_OUTPUT_CAP`]).
     pub fn output_cap(mut self, bytes: usize) -> Self {
-        self.output_cap = bytes;
+        self.inner = self.inner.output_cap(bytes);
         self
     }
 
@@ -279,20 +272,9 @@ impl Command {
             (None, Some(r)) => r,
             (None, None) => DEFAULT_TIMEOUT,
         };
-        let mut cmd = SandboxedCommand::new(self.program.clone())
-            .args(self.args)
+        let out = self
+            .inner
             .timeout(timeout)
-            .output_cap(self.output_cap);
-        if let Some(dir) = self.cwd {
-            cmd = cmd.cwd(dir);
-        }
-        for (k, v) in self.env {
-            cmd = cmd.env(k, v);
-        }
-        if let Some(input) = self.stdin {
-            cmd = cmd.stdin(input);
-        }
-        let out = cmd
             .run(&process.launcher, &process.policy, &self.cancel)
             .await
             .map_err(|e| match e {

@@ -182,6 +182,9 @@ mod other {
         pub(crate) fn new(_: impl Into<String>) -> Self {
             SandboxedCommand
         }
+        pub(crate) fn arg(self, _: impl Into<String>) -> Self {
+            self
+        }
         pub(crate) fn args<I, S>(self, _: I) -> Self
         where
             I: IntoIterator<Item = S>,
