@@ -49,6 +49,29 @@ pub enum ApproveMode {
     Prompt,
 }
 
+/// How much kernel confinement the commands that run tools demand (`--sandbox`); see
+/// [`crate::sandbox`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SandboxArg {
+    /// Confine by the kernel; refuse what cannot be confined (the default).
+    #[default]
+    Required,
+    /// Confine with what the kernel offers; the audit records what that was.
+    BestEffort,
+    /// Confine nothing (you bring your own container); the audit records `none`.
+    Off,
+}
+
+impl From<SandboxArg> for crate::sandbox::Mode {
+    fn from(a: SandboxArg) -> Self {
+        match a {
+            SandboxArg::Required => crate::sandbox::Mode::Required,
+            SandboxArg::BestEffort => crate::sandbox::Mode::BestEffort,
+            SandboxArg::Off => crate::sandbox::Mode::Off,
+        }
+    }
+}
+
 /// Arguments of `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CallArgs {
@@ -71,6 +94,9 @@ pub struct CallArgs {
     /// How many concurrency-safe calls of a batch run at the same time.
     #[arg(long, default_value_t = DEFAULT_MAX_CONCURRENCY)]
     pub max_concurrency: usize,
+    /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
+    pub sandbox: SandboxArg,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -114,7 +140,8 @@ pub fn run_call(
 ) -> Result<(), CallCommandError> {
     let mut config = ExecutorConfig::new(&args.workspace)
         .error_budget(args.error_budget)
-        .max_concurrency(args.max_concurrency);
+        .max_concurrency(args.max_concurrency)
+        .sandbox(args.sandbox.into());
     // Without the scanner there is no gate, and tools with script arguments are refused.
     #[cfg(feature = "safety")]
     {

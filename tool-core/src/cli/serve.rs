@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::call::SandboxArg;
 use super::shared::CliError;
 use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
@@ -30,12 +31,17 @@ pub(crate) struct ExecArgs {
     /// Consecutive failures of one client connection before its calls are refused (0 = no limit).
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     error_budget: u32,
+    /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
+    sandbox: SandboxArg,
 }
 
 impl ExecArgs {
     fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
         let mut config = super::shared::executor_config(
-            ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
+            ExecutorConfig::new(&self.workspace)
+                .error_budget(self.error_budget)
+                .sandbox(self.sandbox.into()),
         )?;
         if let Some(path) = &self.audit {
             let sink = JsonlAuditSink::open(path).map_err(|e| {

@@ -261,6 +261,16 @@ impl ExecutorConfig {
         self
     }
 
+    /// Run async `#[tool]` handlers confined too (default `false`): on a current-thread tokio
+    /// runtime per capability class whose thread is confined like the sync workers (their
+    /// `spawn_blocking` threads inherit it). It costs a thread hand-off per call, so it is
+    /// opt-in; without it async handlers run unconfined and the audit records `none`. Dynamic
+    /// tools' handlers always run on the caller's runtime.
+    pub fn sandbox_async(mut self, yes: bool) -> Self {
+        self.sandbox.confine_async = yes;
+        self
+    }
+
     /// Confined workers per capability class (default
     /// [`DEFAULT_WORKERS`](crate::sandbox::DEFAULT_WORKERS), at least 1).
     pub fn sandbox_workers(mut self, n: usize) -> Self {

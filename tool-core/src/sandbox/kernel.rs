@@ -3,8 +3,9 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
-    default_system_read_paths, ConfinedPool, FsAccess, Launcher, Mode as KernelMode, Outcome,
-    PoolConfig, SandboxError, SandboxPolicy, SandboxedCommand, Support,
+    confine_current_thread, default_system_read_paths, ConfinedPool, FsAccess, Launcher,
+    Mode as KernelMode, Outcome, PoolConfig, SandboxError, SandboxPolicy, SandboxedCommand,
+    Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -26,6 +27,13 @@ mod other {
 
     pub(crate) fn dispatch() -> Option<i32> {
         None
+    }
+
+    pub(crate) fn confine_current_thread(
+        _: &SandboxPolicy,
+        _: KernelMode,
+    ) -> Result<Enforcement, SandboxError> {
+        unavailable()
     }
 
     pub(crate) fn default_system_read_paths() -> Vec<PathBuf> {

@@ -13,6 +13,7 @@ use super::kernel::{
     default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
     SandboxPolicy, Support,
 };
+use super::runtime::ConfinedRuntime;
 use crate::decl::ToolDecl;
 use crate::registry::Registry;
 
@@ -63,6 +64,7 @@ pub struct SandboxConfig {
     pub(crate) helper: Option<PathBuf>,
     pub(crate) workers: usize,
     pub(crate) tool_slots: usize,
+    pub(crate) confine_async: bool,
 }
 
 impl Default for SandboxConfig {
@@ -72,6 +74,7 @@ impl Default for SandboxConfig {
             helper: None,
             workers: DEFAULT_WORKERS,
             tool_slots: DEFAULT_TOOL_SLOTS,
+            confine_async: false,
         }
     }
 }
@@ -192,14 +195,25 @@ impl Confinement {
         Confinement { mode, tools }
     }
 
-    /// The confinement of one call of `tool`.
+    /// The confinement of one call of `tool` (`async_fn`: its handler is an async `#[tool]`
+    /// function's, which runs on the class's confined runtime when there is one).
     pub(crate) fn call(
         &self,
         tool: &str,
+        async_fn: bool,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Arc<CallSandbox>> {
         let rt = self.tools.get(tool)?;
-        Some(Arc::new(CallSandbox::new(Arc::clone(rt), deadline)))
+        let outside = if async_fn && rt.class.async_rt.is_some() {
+            tokio::runtime::Handle::try_current().ok()
+        } else {
+            None
+        };
+        Some(Arc::new(CallSandbox::new(
+            Arc::clone(rt),
+            deadline,
+            outside,
+        )))
     }
 
     /// Why a call of `decl` must be refused before its handler runs: a tool with script
@@ -289,6 +303,29 @@ fn build_class(
     let handler_label = pool
         .as_ref()
         .map_or(NONE, |p| intern(&p.enforcement().label()));
+    let async_rt = match (&policy, mode) {
+        (Ok(policy), Mode::BestEffort) | (Ok(policy), Mode::Required)
+            if config.confine_async && (threads_ok || mode == Mode::BestEffort) =>
+        {
+            let started = policy
+                .clone()
+                .with_system_read_paths(pool_read_paths())
+                .map_err(|e| e.to_string())
+                .and_then(|p| ConfinedRuntime::start(p, mode.kernel(), name));
+            match started {
+                Ok(rt) => Some(rt),
+                Err(e) => {
+                    tracing::warn!(
+                        class = name,
+                        error = %e,
+                        "kernel sandbox unavailable: async handlers of this class run unconfined"
+                    );
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let process = match (policy, launcher) {
         (_, _) if mode == Mode::Required && !processes_ok => Err(format!(
             "this kernel does not offer everything a confined program needs (it offers \
@@ -305,6 +342,7 @@ fn build_class(
         name,
         pool,
         handler_label,
+        async_rt,
         process,
         rules: CLASS_RULES[i],
     }
