@@ -271,6 +271,15 @@ impl ExecutorConfig {
         self
     }
 
+    /// How long a confined worker polls for its next job, and a caller for a sync handler's
+    /// result, before either sleeps (default [`DEFAULT_SPIN`](crate::sandbox::DEFAULT_SPIN);
+    /// `Duration::ZERO`: never). Spinning trades that much busy CPU per call for no thread
+    /// wake-up on short handlers.
+    pub fn sandbox_spin(mut self, spin: Duration) -> Self {
+        self.sandbox.spin = spin;
+        self
+    }
+
     /// Confined workers per capability class (default
     /// [`DEFAULT_WORKERS`](crate::sandbox::DEFAULT_WORKERS), at least 1).
     pub fn sandbox_workers(mut self, n: usize) -> Self {

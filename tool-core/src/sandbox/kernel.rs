@@ -126,6 +126,7 @@ mod other {
         pub(crate) workers: usize,
         pub(crate) queue: usize,
         pub(crate) name: String,
+        pub(crate) spin: Duration,
     }
 
     #[derive(Debug, Clone)]

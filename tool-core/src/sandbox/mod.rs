@@ -66,4 +66,4 @@ pub(crate) mod setup;
 pub(crate) mod sync;
 
 pub use helper::{dispatch_helper, helper_embedded};
-pub use setup::{support, Mode, SandboxConfig, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};
+pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

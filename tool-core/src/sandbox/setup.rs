@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
@@ -57,6 +58,10 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// once (running or queued). Calls over it wait, within their timeout.
 pub const DEFAULT_TOOL_SLOTS: usize = 2;
 
+/// Default busy wait of a confined worker for its next job, and of a caller for a sync
+/// handler's result, before either sleeps: a short handler then costs no thread wake-up.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
+
 /// The sandbox part of an [`ExecutorConfig`](crate::ExecutorConfig).
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -65,6 +70,7 @@ pub struct SandboxConfig {
     pub(crate) workers: usize,
     pub(crate) tool_slots: usize,
     pub(crate) confine_async: bool,
+    pub(crate) spin: Duration,
 }
 
 impl Default for SandboxConfig {
@@ -75,6 +81,7 @@ impl Default for SandboxConfig {
             workers: DEFAULT_WORKERS,
             tool_slots: DEFAULT_TOOL_SLOTS,
             confine_async: false,
+            spin: DEFAULT_SPIN,
         }
     }
 }
@@ -283,6 +290,7 @@ fn build_class(
                             workers: config.workers.max(1),
                             queue: 64,
                             name: format!("tool-{name}"),
+                            spin: config.spin,
                         },
                     )
                 });
