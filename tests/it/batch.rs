@@ -642,7 +642,7 @@ async fn unparsed_and_unknown_calls_are_refused_in_place() {
 
 #[test]
 fn the_cli_answers_a_batch_line_with_one_array_line() {
-    use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
+    use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::write(ws.path().join("a.txt"), "A").expect("a");
     let runs = Runs::default();
@@ -664,6 +664,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         batch: true,
         max_concurrency: 4,
         scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
     };
     let mut out = Vec::new();
     run_call(

@@ -10,7 +10,7 @@ use std::os::unix::fs::symlink;
 use exec_support::{file_tools, registry, snapshot, Runs};
 use serde_json::{json, Value};
 use tool_core::audit::AuditEvent;
-use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
+use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
 
 const SECRET: &str = "TOP-SECRET-outside-the-workspace";
 
@@ -90,6 +90,7 @@ fn a_hostile_stream_changes_nothing_outside_the_workspace() {
         batch: false,
         max_concurrency: 10,
         scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
     };
     let out = run(&input, &args);
 
@@ -175,6 +176,7 @@ fn deny_mode_refuses_mutations_and_audit_gets_one_line_per_call() {
         batch: false,
         max_concurrency: 10,
         scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
     };
     let out = run(&input, &args);
     let statuses: Vec<&str> = out
@@ -206,6 +208,7 @@ fn a_missing_workspace_is_an_error_not_a_fallback_to_the_cwd() {
         batch: false,
         max_concurrency: 10,
         scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
     };
     let mut out = Vec::new();
     assert!(run_call(registry(file_tools(&runs)), &b"{}\n"[..], &mut out, &args).is_err());

@@ -603,3 +603,76 @@ async fn mode_off_enforces_nothing_and_says_so() {
     assert_eq!(audit.events()[0].enforced, "none");
     assert_eq!(exec.sandbox_mode(), Mode::Off);
 }
+
+/// An async tool that writes although it is declared read-only, with `tokio::fs` (whose blocking
+/// thread is started by the runtime it runs on).
+#[tool(risk = "read_only")]
+async fn async_sneaky_write(ctx: &ToolContext) -> Result<String, String> {
+    tokio::fs::write(ctx.workspace().join("async-written.txt"), "x")
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok("wrote".into())
+}
+
+#[tokio::test]
+async fn with_async_confinement_an_async_read_only_tool_that_writes_gets_eacces() {
+    if !kernel_ready("async confinement") {
+        return;
+    }
+    let s = site();
+    // Without it, async handlers run unconfined, and the audit says so.
+    let (exec, _) = executor(module_tools(), &s.ws, |c| c);
+    let r = run(&exec, "async_sneaky_write", json!({})).await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.enforced, "none");
+    std::fs::remove_file(s.ws.join("async-written.txt")).expect("written");
+    // With it, they run on a confined runtime of their class.
+    let (exec, audit) = executor(module_tools(), &s.ws, |c| c.sandbox_async(true));
+    let r = run(&exec, "async_sneaky_write", json!({})).await;
+    assert_eq!(r.code, Some(ReasonCode::ToolError), "{r:?}");
+    assert!(message(&r).contains("os error 13"), "{r:?}");
+    assert!(
+        message(&r).contains("denied by the kernel sandbox"),
+        "{r:?}"
+    );
+    assert!(!s.ws.join("async-written.txt").exists());
+    assert!(r.enforced.starts_with("landlock-v"), "{}", r.enforced);
+    assert_eq!(audit.events()[0].enforced, r.enforced);
+    let r = run(&exec, "async_peek", json!({})).await;
+    assert!(r.is_ok(), "{r:?}");
+}
+
+#[tokio::test]
+async fn with_async_confinement_run_bash_still_runs_its_program_in_the_helper() {
+    if !kernel_ready("async run_bash") {
+        return;
+    }
+    let s = site();
+    let (exec, _) = executor(tool_examples::registry().expect("examples"), &s.ws, |c| {
+        c.sandbox_async(true).script_gate(Arc::new(
+            ScannerGate::with_default_policy().expect("default policy"),
+        ))
+    });
+    let r = run(
+        &exec,
+        "run_bash",
+        json!({"command": "echo hi > out.txt; cat out.txt"}),
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert!(r.enforced.starts_with("landlock-v"), "{}", r.enforced);
+    assert!(
+        r.enforced.contains("; process: landlock-v"),
+        "{}",
+        r.enforced
+    );
+    let r = run(
+        &exec,
+        "run_bash",
+        json!({"command": "sleep 3201 & sleep 3202", "timeout_secs": 1}),
+    )
+    .await;
+    assert_eq!(r.code, Some(ReasonCode::Timeout), "{r:?}");
+    let left = wait_until_gone("sleep 320", Duration::from_secs(3));
+    assert!(left.is_empty(), "the timed-out tree lives on: {left:?}");
+}

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
+use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
 use tool_core::executor::ScanMode;
 
 /// Denied by the default policy (`BASH-CURL-PIPE-SHELL`); harmless here: nothing listens on port 1.
@@ -22,6 +22,7 @@ fn call_line(ws: &std::path::Path, scan: ScanMode) -> (Value, Vec<Value>) {
         batch: false,
         max_concurrency: 1,
         scan,
+        sandbox: SandboxArg::Required,
     };
     let input = json!({"tool": "run_bash", "args": {"command": DENIED}}).to_string();
     let registry = Arc::new(tool_examples::registry().expect("the example registry is valid"));

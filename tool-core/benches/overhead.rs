@@ -10,7 +10,12 @@
 //! - `pipeline`: the executor on the same text (parse → lookup → validate → path guard →
 //!   dispatch → outcome, no approver needed for read-only tools, no-op audit), calling an async
 //!   `#[tool]` function;
-//! - `pipeline_sync`: the same with a sync `#[tool]` function (run on tokio's blocking pool);
+//! - `pipeline_sync`: the same with a sync `#[tool]` function, run on a worker of the executor's
+//!   confined pool for its class (Landlock + seccomp; see `tool_core::sandbox`);
+//! - `pipeline_sync_spawn_blocking`: the same sync function with the sandbox off
+//!   (`Mode::Off`), so on tokio's blocking pool (`spawn_blocking`), as before confinement;
+//! - `pipeline_async_confined`: the async function on its class's confined runtime
+//!   (`ExecutorConfig::sandbox_async`);
 //! - `pipeline_dyn`: the same with a dynamic tool (`ToolDef::builder`, a closure over the
 //!   validated JSON arguments, no typed deserialize).
 //!
@@ -238,8 +243,25 @@ fn bench(c: &mut Criterion) {
             .build()
             .expect("registry"),
     );
-    let exec =
-        Executor::new(registry, ExecutorConfig::new(ws.path()).error_budget(0)).expect("executor");
+    let exec = Executor::new(
+        Arc::clone(&registry),
+        ExecutorConfig::new(ws.path()).error_budget(0),
+    )
+    .expect("executor");
+    let exec_async = Executor::new(
+        Arc::clone(&registry),
+        ExecutorConfig::new(ws.path())
+            .error_budget(0)
+            .sandbox_async(true),
+    )
+    .expect("executor");
+    let exec_off = Executor::new(
+        registry,
+        ExecutorConfig::new(ws.path())
+            .error_budget(0)
+            .sandbox(tool_core::sandbox::Mode::Off),
+    )
+    .expect("executor");
     let session = exec.new_session();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -275,6 +297,16 @@ fn bench(c: &mut Criterion) {
             assert!(check.is_ok(), "{check:?}");
         }
     }
+    // The sync tools really run confined (where the kernel can), and unconfined with `Off`.
+    let confined = rt.block_on(exec.execute_text(&session, READ_CALL_SYNC));
+    let plain = rt.block_on(exec_off.execute_text(&session, READ_CALL_SYNC));
+    let in_async = rt.block_on(exec_async.execute_text(&session, READ_CALL));
+    assert!(in_async.is_ok(), "{in_async:?}");
+    eprintln!(
+        "pipeline_sync runs under `{}`, pipeline_sync_spawn_blocking under `{}`, \
+         pipeline_async_confined under `{}`",
+        confined.enforced, plain.enforced, in_async.enforced
+    );
     for t in [MCP_READ_CALL, MCP_NOOP_CALL] {
         let r = rt.block_on(rmcp_call(t)).expect("rmcp call");
         assert!(
@@ -321,6 +353,14 @@ fn bench(c: &mut Criterion) {
                 .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
         });
     }
+    g.bench_function("pipeline_sync_spawn_blocking", |b| {
+        b.to_async(&rt)
+            .iter(|| exec_off.execute_text(&session, std::hint::black_box(READ_CALL_SYNC)))
+    });
+    g.bench_function("pipeline_async_confined", |b| {
+        b.to_async(&rt)
+            .iter(|| exec_async.execute_text(&session, std::hint::black_box(READ_CALL)))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("noop");
@@ -354,6 +394,14 @@ fn bench(c: &mut Criterion) {
                 .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
         });
     }
+    g.bench_function("pipeline_sync_spawn_blocking", |b| {
+        b.to_async(&rt)
+            .iter(|| exec_off.execute_text(&session, std::hint::black_box(NOOP_CALL_SYNC)))
+    });
+    g.bench_function("pipeline_async_confined", |b| {
+        b.to_async(&rt)
+            .iter(|| exec_async.execute_text(&session, std::hint::black_box(NOOP_CALL)))
+    });
     g.finish();
 }
 

@@ -312,6 +312,16 @@ pub fn tool_def(
     ToolDef::from_macro(decl, handler, check_permissions)
 }
 
+/// The definition of an async `#[tool]`: its future may run on a confined runtime
+/// (`ExecutorConfig::sandbox_async`).
+pub fn async_tool_def(
+    decl: ToolDecl,
+    handler: Handler,
+    check_permissions: Option<PermissionCheck>,
+) -> ToolDef {
+    ToolDef::from_macro(decl, handler, check_permissions).async_handler()
+}
+
 /// Wrap a `check_permissions = path` function. The signature is spelled out so a mismatch is
 /// reported on the user's path.
 pub fn permission_check(f: fn(&Value) -> Result<(), String>) -> PermissionCheck {

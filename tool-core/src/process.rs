@@ -42,6 +42,7 @@ use crate::guard::path::WorkspacePath;
 use crate::reason::ReasonCode;
 use crate::sandbox::call::CallSandbox;
 use crate::sandbox::kernel::{Outcome, SandboxError, SandboxedCommand};
+use crate::sandbox::runtime::AbortOnDrop;
 
 /// Default wall-clock limit of a program, when the call has no deadline either.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -272,15 +273,29 @@ impl Command {
             (None, Some(r)) => r,
             (None, None) => DEFAULT_TIMEOUT,
         };
-        let out = self
-            .inner
-            .timeout(timeout)
-            .run(&process.launcher, &process.policy, &self.cancel)
-            .await
-            .map_err(|e| match e {
-                SandboxError::Unavailable(m) => ProcessError::Unavailable(m),
-                e => ProcessError::Failed(format!("cannot start {}: {e}", self.program)),
-            })?;
+        let cmd = self.inner.timeout(timeout);
+        let ran = match &sandbox.outside {
+            // The handler runs on a confined thread, which may not create the helper's
+            // namespaces: launch from the caller's runtime.
+            Some(outside) => {
+                let launcher = process.launcher.clone();
+                let policy = process.policy.clone();
+                let cancel = self.cancel.clone();
+                let task = outside.spawn(async move { cmd.run(&launcher, &policy, &cancel).await });
+                let _guard = AbortOnDrop(task.abort_handle());
+                task.await.map_err(|e| {
+                    ProcessError::Failed(format!("the launch of {} failed: {e}", self.program))
+                })?
+            }
+            None => {
+                cmd.run(&process.launcher, &process.policy, &self.cancel)
+                    .await
+            }
+        };
+        let out = ran.map_err(|e| match e {
+            SandboxError::Unavailable(m) => ProcessError::Unavailable(m),
+            e => ProcessError::Failed(format!("cannot start {}: {e}", self.program)),
+        })?;
         let enforced = out.enforcement.label();
         sandbox.set_process(enforced.clone());
         match out.outcome {

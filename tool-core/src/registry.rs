@@ -54,6 +54,9 @@ pub struct ToolDef {
     handler: Handler,
     check_permissions: Option<PermissionCheck>,
     legacy_path_fields: bool,
+    // An async `#[tool]` function: its future touches nothing of the caller's runtime, so it
+    // may run on a confined one.
+    async_fn: bool,
 }
 
 impl fmt::Debug for ToolDef {
@@ -85,7 +88,20 @@ impl ToolDef {
             handler,
             check_permissions,
             legacy_path_fields: false,
+            async_fn: false,
         }
+    }
+
+    /// Marks the handler as an async `#[tool]` function's.
+    pub(crate) fn async_handler(mut self) -> Self {
+        self.async_fn = true;
+        self
+    }
+
+    /// Whether the handler is an async `#[tool]` function's (which the executor may run on a
+    /// confined runtime); `false` for sync and dynamic tools.
+    pub fn is_async_fn(&self) -> bool {
+        self.async_fn
     }
 
     /// The declaration.
@@ -302,6 +318,7 @@ impl ToolDefBuilder {
             handler,
             check_permissions: self.check_permissions,
             legacy_path_fields: true,
+            async_fn: false,
         })
     }
 }

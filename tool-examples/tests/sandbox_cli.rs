@@ -48,11 +48,16 @@ fn site() -> Site {
 
 /// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
 fn call(site: &Site, lines: &[String]) -> Vec<Value> {
+    call_with(site, &[], lines)
+}
+
+fn call_with(site: &Site, extra: &[&str], lines: &[String]) -> Vec<Value> {
     let mut child = Command::new(BIN)
         .args(["call", "--workspace"])
         .arg(&site.ws)
         .args(["--approve", "allow", "--audit"])
         .arg(&site.audit)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -188,4 +193,25 @@ fn sleepers(marker: &str) -> Vec<String> {
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(marker))
         .collect()
+}
+
+#[test]
+fn call_with_sandbox_off_enforces_nothing_and_the_audit_says_so() {
+    let s = site();
+    let results = call_with(
+        &s,
+        &["--sandbox", "off"],
+        &[
+            bash("echo hi"),
+            r#"{"tool": "read_file", "args": {"path": "missing.txt", "max_bytes": 8}}"#.into(),
+        ],
+    );
+    assert_eq!(results[0]["status"], "ok", "{}", results[0]);
+    let events = audit(&s);
+    assert_eq!(
+        events[0]["enforced"], "none; process: none",
+        "{}",
+        events[0]
+    );
+    assert_eq!(events[1]["enforced"], "none", "{}", events[1]);
 }

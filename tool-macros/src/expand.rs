@@ -192,6 +192,12 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     } else {
         quote!(#pv::blocking_on(__runner, #pv::Box::new(move || #convert(#call))))
     };
+    // Async handlers are marked so the executor can run them on a confined runtime.
+    let def_fn = if tool.is_async {
+        format_ident!("async_tool_def")
+    } else {
+        format_ident!("tool_def")
+    };
     // Taken before the handler's closure takes the context.
     let runner = if tool.is_async {
         quote!()
@@ -272,7 +278,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                         ::core::result::Result::Ok(#run)
                     },
                 );
-                #pv::tool_def(
+                #pv::#def_fn(
                     #pv::ToolDecl {
                         name: #pv::string(#name),
                         description: #pv::string(#description),

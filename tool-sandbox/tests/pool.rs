@@ -16,6 +16,7 @@ fn pool(scene: &Scene, access: FsAccess, workers: usize, queue: usize) -> Confin
             workers,
             queue,
             name: format!("{access:?}"),
+            ..PoolConfig::default()
         },
     )
     .expect("pool")
@@ -101,4 +102,54 @@ async fn job_stuck_on_a_fifo_exhausts_only_its_own_pool() {
         .expect("job")
         .expect("read");
     assert_eq!(n, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spinning_pool_runs_every_job_confined_even_with_its_hot_worker_stuck() {
+    if !kernel_confines_threads("spinning_pool_runs_every_job_confined") {
+        return;
+    }
+    let scene = Scene::new();
+    let pool = ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 2,
+            queue: 8,
+            name: "spin".into(),
+            spin: Duration::from_micros(50),
+        },
+    )
+    .expect("pool");
+    // Back-to-back short jobs, as the executor sends them: each runs confined.
+    let outside = scene.canary();
+    for _ in 0..50 {
+        let path = outside.clone();
+        let denied = pool
+            .run(move || std::fs::read(&path).map_err(|e| e.raw_os_error()))
+            .await
+            .expect("ran");
+        assert_eq!(denied, Err(Some(13)), "EACCES");
+    }
+    // The first job blocks whichever worker takes it; the others still run on the other one.
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let stuck = {
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            pool.run(move || {
+                let _ = wait.recv_timeout(Duration::from_secs(10));
+            })
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for i in 0..10 {
+        let r = tokio::time::timeout(Duration::from_secs(5), pool.run(move || i * 2))
+            .await
+            .expect("not stuck behind the blocked worker")
+            .expect("ran");
+        assert_eq!(r, i * 2);
+    }
+    let _ = release.send(());
+    stuck.await.expect("joined").expect("ran");
 }

@@ -49,6 +49,29 @@ pub enum ApproveMode {
     Prompt,
 }
 
+/// How much kernel confinement the commands that run tools demand (`--sandbox`); see
+/// [`crate::sandbox`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SandboxArg {
+    /// Confine by the kernel; refuse what cannot be confined (the default).
+    #[default]
+    Required,
+    /// Confine with what the kernel offers; the audit records what that was.
+    BestEffort,
+    /// Confine nothing (you bring your own container); the audit records `none`.
+    Off,
+}
+
+impl From<SandboxArg> for crate::sandbox::Mode {
+    fn from(a: SandboxArg) -> Self {
+        match a {
+            SandboxArg::Required => crate::sandbox::Mode::Required,
+            SandboxArg::BestEffort => crate::sandbox::Mode::BestEffort,
+            SandboxArg::Off => crate::sandbox::Mode::Off,
+        }
+    }
+}
+
 /// Arguments of `call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CallArgs {
@@ -76,6 +99,9 @@ pub struct CallArgs {
     /// confined by other means; every audit event records the mode.
     #[arg(long, value_enum, default_value_t = ScanMode::On)]
     pub scan: ScanMode,
+    /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
+    pub sandbox: SandboxArg,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -120,7 +146,8 @@ pub fn run_call(
     let mut config = ExecutorConfig::new(&args.workspace)
         .error_budget(args.error_budget)
         .max_concurrency(args.max_concurrency)
-        .scan(args.scan);
+        .scan(args.scan)
+        .sandbox(args.sandbox.into());
     // Without the scanner there is no gate, and tools with script arguments are refused (unless
     // the scan is off).
     #[cfg(feature = "safety")]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::call::SandboxArg;
 use super::shared::CliError;
 use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
@@ -34,12 +35,17 @@ pub(crate) struct ExecArgs {
     /// run unscanned, for scripts confined by other means; every audit event records the mode.
     #[arg(long, value_enum, default_value_t = ScanMode::On)]
     scan: ScanMode,
+    /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
+    #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
+    sandbox: SandboxArg,
 }
 
 impl ExecArgs {
     fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
         let mut config = super::shared::executor_config(
-            ExecutorConfig::new(&self.workspace).error_budget(self.error_budget),
+            ExecutorConfig::new(&self.workspace)
+                .error_budget(self.error_budget)
+                .sandbox(self.sandbox.into()),
             self.scan,
         )?;
         if let Some(path) = &self.audit {

@@ -273,6 +273,25 @@ impl ExecutorConfig {
         self
     }
 
+    /// Run async `#[tool]` handlers confined too (default `false`): on a current-thread tokio
+    /// runtime per capability class whose thread is confined like the sync workers (their
+    /// `spawn_blocking` threads inherit it). It costs a thread hand-off per call, so it is
+    /// opt-in; without it async handlers run unconfined and the audit records `none`. Dynamic
+    /// tools' handlers always run on the caller's runtime.
+    pub fn sandbox_async(mut self, yes: bool) -> Self {
+        self.sandbox.confine_async = yes;
+        self
+    }
+
+    /// How long a confined worker polls for its next job, and a caller for a sync handler's
+    /// result, before either sleeps (default [`DEFAULT_SPIN`](crate::sandbox::DEFAULT_SPIN);
+    /// `Duration::ZERO`: never). Spinning trades that much busy CPU per call for no thread
+    /// wake-up on short handlers.
+    pub fn sandbox_spin(mut self, spin: Duration) -> Self {
+        self.sandbox.spin = spin;
+        self
+    }
+
     /// Confined workers per capability class (default
     /// [`DEFAULT_WORKERS`](crate::sandbox::DEFAULT_WORKERS), at least 1).
     pub fn sandbox_workers(mut self, n: usize) -> Self {

@@ -55,7 +55,8 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
     // The deadline is taken where `tokio::time::timeout` would take it: before the first poll
     // (the handler only builds its future in between). Programs the handler starts get it too.
     let deadline = tokio::time::Instant::now().checked_add(timeout);
-    let sandbox = executor.confinement.call(&decl.name, deadline);
+    let async_fn = tool.def().is_async_fn();
+    let sandbox = executor.confinement.call(&decl.name, async_fn, deadline);
     let mut ctx = ToolContext::for_call(
         session.shared_id(),
         call_id,
@@ -86,6 +87,18 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         Err(panic) => return failed(ReasonCode::Panicked, panic_message(panic.as_ref())),
     };
     call.rec.enforced = Some(NONE);
+    // An async `#[tool]` handler runs on its class's confined runtime when there is one
+    // (`ExecutorConfig::sandbox_async`); otherwise here, unconfined.
+    let fut = match sandbox.as_deref() {
+        Some(sb) if async_fn => match &sb.class().async_rt {
+            Some(rt) => {
+                sb.set_handler(rt.label);
+                crate::sandbox::sync::run_on(rt, fut)
+            }
+            None => fut,
+        },
+        _ => fut,
+    };
     let mut fut = AssertUnwindSafe(fut).catch_unwind();
     // Cancellation wins over a first poll, as the biased `select!` below has it.
     if token.is_cancelled() {

@@ -1,39 +1,15 @@
 //! What one executor keeps per capability class and per tool, and what one call records about
 //! its confinement.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::Semaphore;
 
 use super::kernel::{ConfinedPool, Launcher, SandboxPolicy};
+use super::runtime::ConfinedRuntime;
 use crate::reason::ReasonCode;
 
-/// The audit label of a call whose handler never started.
-pub(crate) const NOT_RUN: &str = "not_run";
-/// The audit label of a handler the kernel did not confine.
-pub(crate) const NONE: &str = "none";
-
-/// A label as a `&'static str`: labels come from a handful of combinations (per kernel, class and
-/// mode), so each distinct one is leaked once and shared by every call and result after it.
-pub(crate) fn intern(label: &str) -> &'static str {
-    match label {
-        NOT_RUN => return NOT_RUN,
-        NONE => return NONE,
-        _ => {}
-    }
-    static LABELS: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut set = LABELS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(known) = set.get(label) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(label.to_owned().into_boxed_str());
-    set.insert(leaked);
-    leaked
-}
+pub(crate) use super::label::{intern, NONE, NOT_RUN};
 
 /// How programs of one class are started confined.
 #[derive(Debug)]
@@ -51,6 +27,8 @@ pub(crate) struct ClassRuntime {
     pub(crate) pool: Option<ConfinedPool>,
     /// What a sync handler of this class runs under: the pool's enforcement, or `none`.
     pub(crate) handler_label: &'static str,
+    /// The confined runtime for async `#[tool]` handlers (opt-in).
+    pub(crate) async_rt: Option<ConfinedRuntime>,
     /// How programs are started, or why they cannot be.
     pub(crate) process: Result<ProcessRuntime, String>,
     /// What a refusal says about the class, e.g. `read_only: reads the workspace, writes nothing`.
@@ -85,14 +63,22 @@ struct CallRecord {
 pub(crate) struct CallSandbox {
     pub(crate) tool: Arc<ToolRuntime>,
     pub(crate) deadline: Option<tokio::time::Instant>,
+    /// The caller's runtime, when the handler runs on a confined one: programs are launched
+    /// from here (a confined thread may not create the helper's namespaces).
+    pub(crate) outside: Option<tokio::runtime::Handle>,
     record: Mutex<CallRecord>,
 }
 
 impl CallSandbox {
-    pub(crate) fn new(tool: Arc<ToolRuntime>, deadline: Option<tokio::time::Instant>) -> Self {
+    pub(crate) fn new(
+        tool: Arc<ToolRuntime>,
+        deadline: Option<tokio::time::Instant>,
+        outside: Option<tokio::runtime::Handle>,
+    ) -> Self {
         CallSandbox {
             tool,
             deadline,
+            outside,
             record: Mutex::new(CallRecord::default()),
         }
     }

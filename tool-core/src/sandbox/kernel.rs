@@ -3,8 +3,9 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
-    default_system_read_paths, ConfinedPool, FsAccess, Launcher, Mode as KernelMode, Outcome,
-    PoolConfig, SandboxError, SandboxPolicy, SandboxedCommand, Support,
+    confine_current_thread, default_system_read_paths, ConfinedPool, FsAccess, Launcher,
+    Mode as KernelMode, Outcome, PoolConfig, SandboxError, SandboxPolicy, SandboxedCommand,
+    Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -16,8 +17,10 @@ pub(crate) fn dispatch() -> Option<i32> {
 #[cfg(not(target_os = "linux"))]
 pub(crate) use other::*;
 
-/// Stand-ins with the names and shapes the executor uses; nothing here confines anything.
+/// Stand-ins with the names and shapes the executor uses; nothing here confines anything (so
+/// some of it is never constructed).
 #[cfg(not(target_os = "linux"))]
+#[allow(dead_code)]
 mod other {
     use std::path::{Path, PathBuf};
     use std::time::Duration;
@@ -26,6 +29,13 @@ mod other {
 
     pub(crate) fn dispatch() -> Option<i32> {
         None
+    }
+
+    pub(crate) fn confine_current_thread(
+        _: &SandboxPolicy,
+        _: KernelMode,
+    ) -> Result<Enforcement, SandboxError> {
+        unavailable()
     }
 
     pub(crate) fn default_system_read_paths() -> Vec<PathBuf> {
@@ -118,6 +128,7 @@ mod other {
         pub(crate) workers: usize,
         pub(crate) queue: usize,
         pub(crate) name: String,
+        pub(crate) spin: Duration,
     }
 
     #[derive(Debug, Clone)]

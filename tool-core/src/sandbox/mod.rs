@@ -11,15 +11,19 @@
 //! | what runs | how it is confined | `enforced` in the audit event |
 //! | --- | --- | --- |
 //! | a sync `#[tool]` handler | on a worker of its class's pool (Landlock + seccomp, once per worker, irreversibly) | e.g. `landlock-v7+seccomp` |
-//! | an async `#[tool]` handler, a dynamic tool's handler | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
+//! | an async `#[tool]` handler, by default; a dynamic tool's handler, always | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
+//! | an async `#[tool]` handler with [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async) | on its class's confined current-thread runtime (the thread confined like the workers; its `spawn_blocking` threads inherit it) | e.g. `landlock-v7+seccomp` |
 //! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC (and without network, network) namespaces, Landlock + seccomp, rlimits, a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | e.g. `none; process: landlock-v7+seccomp+pidns+netns` |
 //! | nothing (the call was refused before its handler) | | `not_run` |
 //!
-//! Async handlers are not confined because a confined thread cannot run the caller's runtime:
-//! Landlock and seccomp hold a thread irreversibly. A confined current-thread runtime per class
-//! is feasible (the `tool-sandbox` crate's assessment) but not built; until it is, the audit
-//! says `none` for them instead of pretending. Write handlers that touch files or the network
-//! as sync functions to have them confined.
+//! Async handlers are not confined by default: a confined thread cannot run the caller's
+//! runtime (Landlock and seccomp hold a thread irreversibly), so confining them means handing the
+//! future to a confined runtime of its class, a thread hand-off per call like the sync workers'.
+//! That is opt-in ([`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async));
+//! without it the audit says `none` for them instead of pretending. Programs an async handler
+//! starts on a confined runtime are still launched from the caller's runtime (the helper needs
+//! namespaces a confined thread may not create). Dynamic tools' handlers (closures, the MCP
+//! proxy) always run on the caller's runtime: they may hold resources of it.
 //!
 //! # Modes
 //!
@@ -56,8 +60,10 @@
 pub(crate) mod call;
 mod helper;
 pub(crate) mod kernel;
+mod label;
+pub(crate) mod runtime;
 pub(crate) mod setup;
 pub(crate) mod sync;
 
 pub use helper::{dispatch_helper, helper_embedded};
-pub use setup::{support, Mode, SandboxConfig, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};
+pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

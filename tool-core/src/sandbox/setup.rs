@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
@@ -13,6 +14,7 @@ use super::kernel::{
     default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
     SandboxPolicy, Support,
 };
+use super::runtime::ConfinedRuntime;
 use crate::decl::ToolDecl;
 use crate::registry::Registry;
 
@@ -56,6 +58,10 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// once (running or queued). Calls over it wait, within their timeout.
 pub const DEFAULT_TOOL_SLOTS: usize = 2;
 
+/// Default busy wait of a confined worker for its next job, and of a caller for a sync
+/// handler's result, before either sleeps: a short handler then costs no thread wake-up.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
+
 /// The sandbox part of an [`ExecutorConfig`](crate::ExecutorConfig).
 #[derive(Debug, Clone)]
 pub struct SandboxConfig {
@@ -63,6 +69,8 @@ pub struct SandboxConfig {
     pub(crate) helper: Option<PathBuf>,
     pub(crate) workers: usize,
     pub(crate) tool_slots: usize,
+    pub(crate) confine_async: bool,
+    pub(crate) spin: Duration,
 }
 
 impl Default for SandboxConfig {
@@ -72,6 +80,8 @@ impl Default for SandboxConfig {
             helper: None,
             workers: DEFAULT_WORKERS,
             tool_slots: DEFAULT_TOOL_SLOTS,
+            confine_async: false,
+            spin: DEFAULT_SPIN,
         }
     }
 }
@@ -192,14 +202,25 @@ impl Confinement {
         Confinement { mode, tools }
     }
 
-    /// The confinement of one call of `tool`.
+    /// The confinement of one call of `tool` (`async_fn`: its handler is an async `#[tool]`
+    /// function's, which runs on the class's confined runtime when there is one).
     pub(crate) fn call(
         &self,
         tool: &str,
+        async_fn: bool,
         deadline: Option<tokio::time::Instant>,
     ) -> Option<Arc<CallSandbox>> {
         let rt = self.tools.get(tool)?;
-        Some(Arc::new(CallSandbox::new(Arc::clone(rt), deadline)))
+        let outside = if async_fn && rt.class.async_rt.is_some() {
+            tokio::runtime::Handle::try_current().ok()
+        } else {
+            None
+        };
+        Some(Arc::new(CallSandbox::new(
+            Arc::clone(rt),
+            deadline,
+            outside,
+        )))
     }
 
     /// Why a call of `decl` must be refused before its handler runs: a tool with script
@@ -269,6 +290,7 @@ fn build_class(
                             workers: config.workers.max(1),
                             queue: 64,
                             name: format!("tool-{name}"),
+                            spin: config.spin,
                         },
                     )
                 });
@@ -289,6 +311,29 @@ fn build_class(
     let handler_label = pool
         .as_ref()
         .map_or(NONE, |p| intern(&p.enforcement().label()));
+    let async_rt = match (&policy, mode) {
+        (Ok(policy), Mode::BestEffort) | (Ok(policy), Mode::Required)
+            if config.confine_async && (threads_ok || mode == Mode::BestEffort) =>
+        {
+            let started = policy
+                .clone()
+                .with_system_read_paths(pool_read_paths())
+                .map_err(|e| e.to_string())
+                .and_then(|p| ConfinedRuntime::start(p, mode.kernel(), name));
+            match started {
+                Ok(rt) => Some(rt),
+                Err(e) => {
+                    tracing::warn!(
+                        class = name,
+                        error = %e,
+                        "kernel sandbox unavailable: async handlers of this class run unconfined"
+                    );
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let process = match (policy, launcher) {
         (_, _) if mode == Mode::Required && !processes_ok => Err(format!(
             "this kernel does not offer everything a confined program needs (it offers \
@@ -305,6 +350,7 @@ fn build_class(
         name,
         pool,
         handler_label,
+        async_rt,
         process,
         rules: CLASS_RULES[i],
     }

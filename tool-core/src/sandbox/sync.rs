@@ -5,11 +5,12 @@ use std::pin::Pin;
 
 use super::call::{SyncRunner, NONE};
 use super::kernel::SandboxError;
+use super::runtime::{AbortOnDrop, ConfinedRuntime};
 use crate::outcome::ToolOutcome;
 
 /// A sync handler, boxed (one instantiation of the machinery for every sync tool).
 pub(crate) type Job = Box<dyn FnOnce() -> ToolOutcome + Send + 'static>;
-type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
+pub(crate) type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
 
 /// Runs `job` where `runner` says: on a confined worker of the call's class when there is one,
 /// else (no kernel support, `Mode::Off`, a context not made by an executor) on tokio's blocking
@@ -62,6 +63,22 @@ fn unconfined(job: Job) -> BoxFuture {
             Ok(outcome) => outcome,
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
             Err(_) => ToolOutcome::error("the blocking task was cancelled"),
+        }
+    })
+}
+
+/// Runs an async handler's future on a class's confined runtime; dropping the returned future
+/// aborts it there. A panic is re-raised in the awaiting task, so the executor reports it as
+/// `panicked`.
+pub(crate) fn run_on(rt: &ConfinedRuntime, fut: BoxFuture) -> BoxFuture {
+    let task = rt.handle().spawn(fut);
+    let guard = AbortOnDrop(task.abort_handle());
+    Box::pin(async move {
+        let _guard = guard;
+        match task.await {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => ToolOutcome::error("the confined task was cancelled"),
         }
     })
 }

@@ -107,6 +107,10 @@ fn fixtures() -> Result<Registry, tool_core::RegistryError> {
 const USAGE: &str = "usage: --stdio | --http ADDR, and --workspace DIR";
 
 fn main() -> ExitCode {
+    // The program is its own sandbox helper (for tools that start programs): first thing.
+    if let Some(code) = tool_core::sandbox::dispatch_helper() {
+        std::process::exit(code);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut http = None;
     let mut stdio = false;
