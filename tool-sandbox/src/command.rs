@@ -8,6 +8,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use crate::cgroup::PidsCgroup;
 use crate::confine::Enforcement;
 use crate::error::SandboxError;
 use crate::helper::{ExecSpec, ERR_PREFIX, HELPER_FLAG, OK_PREFIX};
@@ -257,6 +258,7 @@ impl SandboxedCommand {
             cwd,
             env,
             limits: self.limits.clone(),
+            pids_cgroup: None,
         })
     }
 
@@ -272,7 +274,14 @@ impl SandboxedCommand {
         cancel: &CancellationToken,
     ) -> Result<ProcessOutput, SandboxError> {
         let started = Instant::now();
-        let spec = self.spec(policy, launcher.mode)?;
+        let mut spec = self.spec(policy, launcher.mode)?;
+        // Counts the whole tree, the supervisor and the init included; binds root, unlike
+        // RLIMIT_NPROC. Removed below once the tree is gone.
+        let cgroup = match (launcher.mode, self.limits.processes) {
+            (Mode::Off, _) | (_, None) => None,
+            (_, Some(n)) => PidsCgroup::create(n.saturating_add(2)),
+        };
+        spec.pids_cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
         let json = serde_json::to_string(&spec)
             .map_err(|e| SandboxError::Spawn(format!("cannot encode the spec: {e}")))?;
         let mut child = Command::new(&launcher.helper)
@@ -322,6 +331,9 @@ impl SandboxedCommand {
         };
         let (out, out_cut) = drain(stdout).await;
         let (raw_err, raw_err_cut) = drain(stderr).await;
+        if let Some(cgroup) = cgroup {
+            cgroup.remove().await;
+        }
         let (header, err) = split_status(&raw_err);
         let enforcement = match header {
             Status::Ok(e) => e,

@@ -46,6 +46,10 @@ pub struct Enforcement {
     pub pid_namespace: bool,
     /// The process runs in an empty network namespace (processes without network only).
     pub net_namespace: bool,
+    /// The process tree is counted by its own pids cgroup (`pids.max`, which binds root too;
+    /// processes only).
+    #[serde(default)]
+    pub pids_cgroup: bool,
 }
 
 impl Enforcement {
@@ -55,6 +59,7 @@ impl Enforcement {
         seccomp: false,
         pid_namespace: false,
         net_namespace: false,
+        pids_cgroup: false,
     };
 
     /// A short label for audit events: `landlock-v7+seccomp`, `landlock-v5-partial+seccomp+pidns`,
@@ -74,6 +79,9 @@ impl Enforcement {
         }
         if self.net_namespace {
             parts.push("netns".to_owned());
+        }
+        if self.pids_cgroup {
+            parts.push("pids".to_owned());
         }
         if parts.is_empty() {
             "none".to_owned()
@@ -123,6 +131,7 @@ pub fn confine_current_thread(
         seccomp,
         pid_namespace: false,
         net_namespace: false,
+        pids_cgroup: false,
     })
 }
 

@@ -2,7 +2,8 @@
 //!
 //! Two processes, both this binary, so that no `unsafe` `pre_exec`/`fork` is needed:
 //!
-//! 1. The **supervisor** (started by [`crate::SandboxedCommand`]) enters a new user namespace
+//! 1. The **supervisor** (started by [`crate::SandboxedCommand`]) joins the pids cgroup the
+//!    library made for the tree, if any (see [`crate::cgroup`]), enters a new user namespace
 //!    (mapping itself only) and unshares PID, IPC and — without network — network namespaces, then
 //!    starts the init. It waits; on `SIGTERM` (timeout, cancellation) it kills the init with
 //!    `SIGKILL` and waits for it, so the whole tree is gone when it exits.
@@ -51,6 +52,9 @@ pub(crate) struct ExecSpec {
     pub cwd: std::path::PathBuf,
     pub env: Vec<(String, String)>,
     pub limits: Rlimits,
+    /// The pids cgroup the supervisor joins before it forks (made by the library), if any.
+    #[serde(default)]
+    pub pids_cgroup: Option<std::path::PathBuf>,
 }
 
 /// Namespaces the supervisor set up, passed on to the init for its report.
@@ -58,6 +62,8 @@ pub(crate) struct ExecSpec {
 struct Namespaces {
     pid: bool,
     net: bool,
+    /// The supervisor joined its pids cgroup (not a namespace, but set up at the same point).
+    pids_cgroup: bool,
 }
 
 /// Runs the helper if this process was started as one (first argument [`HELPER_FLAG`]) and
@@ -127,7 +133,19 @@ fn supervise(json: &str) -> i32 {
 fn try_supervise(json: &str) -> Result<i32, SandboxError> {
     let spec = parse_spec(json)?;
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| setup("pdeathsig", e))?;
-    let namespaces = if spec.mode == Mode::Off {
+    // Before anything forks, so that every descendant is counted; from the initial user
+    // namespace, where the cgroup files are writable.
+    let pids_cgroup = match &spec.pids_cgroup {
+        Some(dir) if spec.mode != Mode::Off => match crate::cgroup::join(dir) {
+            Ok(()) => true,
+            Err(e) if spec.mode == Mode::Required => {
+                return Err(setup(&format!("pids cgroup {}", dir.display()), e))
+            }
+            Err(_) => false,
+        },
+        _ => false,
+    };
+    let mut namespaces = if spec.mode == Mode::Off {
         Namespaces::default()
     } else {
         match enter_namespaces(spec.policy.network) {
@@ -136,6 +154,7 @@ fn try_supervise(json: &str) -> Result<i32, SandboxError> {
             Err(_) => Namespaces::default(),
         }
     };
+    namespaces.pids_cgroup = pids_cgroup;
     let signals = waited_signals();
     signals
         .thread_block()
@@ -195,6 +214,7 @@ fn enter_namespaces(network: bool) -> Result<Namespaces, SandboxError> {
     Ok(Namespaces {
         pid: true,
         net: !network,
+        pids_cgroup: false,
     })
 }
 
@@ -221,6 +241,7 @@ fn try_init(json: &str, supervisor: &str, namespaces: &str) -> Result<i32, Sandb
     let mut enforcement = confine_current_thread(&spec.policy, spec.mode)?;
     enforcement.pid_namespace = namespaces.pid;
     enforcement.net_namespace = namespaces.net;
+    enforcement.pids_cgroup = namespaces.pids_cgroup;
     set_limits(&spec.limits)?;
     {
         let status = serde_json::to_string(&enforcement).map_err(|e| setup("status", e))?;

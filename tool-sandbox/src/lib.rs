@@ -31,6 +31,7 @@
 //! | processes without network: an empty network namespace (only a down loopback) | network namespace |
 //! | processes: no capability outside the sandbox (a user namespace mapping the caller only) | user namespace |
 //! | processes: CPU, address space, file size, open files, processes | rlimits |
+//! | processes: at most `Rlimits::processes` (+2 for the helpers) tasks in the tree, root included | a pids cgroup per tree, where the machine offers a writable pids hierarchy ([`cgroup::available`]; label `+pids`) |
 //! | processes: environment cleared to `PATH`, `LANG`, `HOME`, `TMPDIR` and what the caller adds | the helper |
 //!
 //! `Mode::Required` (the default) refuses to run anything when any of these is not available;
@@ -52,8 +53,10 @@
 //! - **Reading through `/proc` is not granted** (so `/proc/self/...` does not work in scripts); the
 //!   system read paths are a list, not `/etc` as a whole (`/etc/shadow` stays unreadable).
 //! - **`RLIMIT_NPROC` does not bind root**: the kernel exempts uid 0, and the user namespace maps
-//!   the caller (root stays root inside, without outside capabilities). Run the executor as an
-//!   unprivileged user for a process cap, or add a pids cgroup.
+//!   the caller (root stays root inside, without outside capabilities). The pids cgroup binds root
+//!   too, but it needs a pids hierarchy the executor may write (root, or a delegated cgroup v2
+//!   subtree with `pids` in `cgroup.subtree_control`); without one, run the executor as an
+//!   unprivileged user for a process cap. The enforcement label says whether the cgroup held.
 //! - **Seccomp is a deny list**, not an allow list: programs run by tools need a wide syscall set;
 //!   Landlock and the namespaces carry the isolation, seccomp removes kernel attack surface.
 //! - **The helper's death signal** is tied to the thread that spawned it (`PR_SET_PDEATHSIG`):
@@ -61,6 +64,7 @@
 //!   killed, the helper is killed, and with it the whole tree.
 #![warn(missing_docs)]
 
+pub mod cgroup;
 mod command;
 mod confine;
 mod error;

@@ -27,6 +27,9 @@ pub struct Support {
     pub pid_namespaces: bool,
     /// Whether network namespaces exist on this kernel.
     pub net_namespaces: bool,
+    /// Whether confined programs get a pids cgroup of their own (a process cap that binds root).
+    #[serde(default)]
+    pub pids_cgroup: bool,
 }
 
 impl Support {
@@ -50,6 +53,7 @@ impl Support {
             user_namespaces: Path::new("/proc/self/ns/user").exists() && max_userns > 0,
             pid_namespaces: Path::new("/proc/self/ns/pid").exists(),
             net_namespaces: Path::new("/proc/self/ns/net").exists(),
+            pids_cgroup: crate::cgroup::available(),
         }
     }
 
@@ -63,7 +67,7 @@ impl Support {
         self.threads_fully_confined() && self.user_namespaces && self.pid_namespaces
     }
 
-    /// A short label: `landlock-v7+seccomp+userns+pidns+netns`, or `none`.
+    /// A short label: `landlock-v7+seccomp+userns+pidns+netns+pids`, or `none`.
     pub fn label(&self) -> String {
         let mut parts = Vec::new();
         if self.landlock_abi > 0 {
@@ -78,6 +82,7 @@ impl Support {
             (self.user_namespaces, "userns"),
             (self.pid_namespaces, "pidns"),
             (self.net_namespaces, "netns"),
+            (self.pids_cgroup, "pids"),
         ] {
             if on {
                 parts.push(name.to_owned());

@@ -49,7 +49,77 @@ async fn script_reports_what_enforced_it() {
         "",
         "the status line is not part of stderr"
     );
-    assert_eq!(out.enforcement.label(), "landlock-v7+seccomp+pidns+netns");
+    let pids = if tool_sandbox::cgroup::available() {
+        "+pids"
+    } else {
+        eprintln!(
+            "NOTE script_reports_what_enforced_it: no writable pids cgroup hierarchy here, so \
+             the label has no +pids"
+        );
+        ""
+    };
+    assert_eq!(
+        out.enforcement.label(),
+        format!("landlock-v7+seccomp+pidns+netns{pids}")
+    );
+}
+
+/// A fork bomb that keeps what it forked alive: the process cap must hold it, also when the
+/// executor (and so the script) runs as root, which `RLIMIT_NPROC` does not bind.
+#[tokio::test]
+async fn the_process_cap_holds_a_fork_bomb_even_as_root() {
+    if !kernel_confines_processes("the_process_cap_holds_a_fork_bomb_even_as_root") {
+        return;
+    }
+    let root = nix::unistd::geteuid().is_root();
+    if root && !tool_sandbox::cgroup::available() {
+        eprintln!(
+            "SKIP the_process_cap_holds_a_fork_bomb_even_as_root: running as root without a \
+             writable pids cgroup hierarchy, so nothing here can cap root's processes"
+        );
+        return;
+    }
+    let scene = Scene::new();
+    let limits = Rlimits {
+        processes: Some(20),
+        ..Rlimits::default()
+    };
+    // Forks children that sleep until killed, counting the forks that succeeded; stops at 200
+    // (well above the cap), so an uncapped run ends by itself too.
+    let script = r#"
+import os, time
+n = 0
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    n += 1
+print(n, flush=True)
+"#;
+    let out = SandboxedCommand::new("python3")
+        .arg("-c")
+        .arg(script)
+        .limits(limits)
+        .timeout(Duration::from_secs(30))
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadWrite, false),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("ran");
+    assert!(out.success(), "{out:?}");
+    let forked: u32 = out.stdout_text().trim().parse().expect("a count");
+    assert!(
+        forked < 20,
+        "{forked} processes forked past a cap of 20 (root: {root}); label {}",
+        out.enforcement.label()
+    );
+    assert!(forked > 5, "the cap is far below what was asked: {forked}");
 }
 
 #[tokio::test]

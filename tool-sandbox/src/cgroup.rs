@@ -1,0 +1,274 @@
+//! A pids cgroup per confined process tree: the process limit that also binds root.
+//!
+//! `RLIMIT_NPROC` counts the processes of a user and the kernel exempts uid 0, so a fork bomb run
+//! by a root executor is not stopped by it. A cgroup's `pids.max` counts the processes in the
+//! cgroup, whoever they run as. Before each confined program, the library creates a child cgroup
+//! of its own in the pids hierarchy (cgroup v2 when the `pids` controller is delegated to children,
+//! else cgroup v1's `pids` hierarchy), named after this process and a counter (nothing a caller
+//! chooses), with `pids.max` set; the supervisor moves itself into it before it forks anything,
+//! so every descendant is counted. After the tree is gone the cgroup is removed.
+//!
+//! Where no writable pids hierarchy exists (no root, no delegation, no controller), nothing is
+//! created and the process limit is `RLIMIT_NPROC` alone: [`available`] says which, and the
+//! enforcement label carries `+pids` only when the cgroup was joined.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Prefix of every cgroup this crate creates.
+const PREFIX: &str = "tool-sandbox-";
+
+/// A cgroup made for one process tree; removed by [`PidsCgroup::remove`] (or, best effort, on
+/// drop).
+#[derive(Debug)]
+pub(crate) struct PidsCgroup {
+    dir: PathBuf,
+    removed: bool,
+}
+
+/// The directory new cgroups are created in, probed once per process.
+fn base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| {
+        let dir = find_base(
+            &std::fs::read_to_string("/proc/self/mountinfo").ok()?,
+            &std::fs::read_to_string("/proc/self/cgroup").ok()?,
+        )?;
+        sweep(&dir);
+        Some(dir)
+    })
+    .as_deref()
+}
+
+/// Whether confined programs get a pids cgroup on this machine (for `doctor` and probes).
+pub fn available() -> bool {
+    base().is_some()
+}
+
+impl PidsCgroup {
+    /// A new cgroup allowing at most `max` processes, or `None` when this machine offers no
+    /// writable pids hierarchy.
+    pub(crate) fn create(max: u64) -> Option<PidsCgroup> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = base()?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("{PREFIX}{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = PidsCgroup {
+            dir,
+            removed: false,
+        };
+        // Without the limit the cgroup is useless: dropping it removes the directory again.
+        std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).ok()?;
+        Some(cgroup)
+    }
+
+    /// The cgroup's directory (passed to the supervisor, which joins it).
+    pub(crate) fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Removes the cgroup once the processes killed with the tree have left it (they leave
+    /// asynchronously after the PID namespace's init died). Gives up after a second: the
+    /// directory is then swept the next time a process of this crate probes the hierarchy.
+    pub(crate) async fn remove(mut self) {
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                self.removed = true;
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        if !self.removed {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
+    }
+}
+
+/// Moves the calling process into the cgroup at `dir` (done by the supervisor, before it forks).
+pub(crate) fn join(dir: &Path) -> std::io::Result<()> {
+    // `0` is the writing process, in cgroup v1 and v2 alike.
+    std::fs::write(dir.join("cgroup.procs"), "0")
+}
+
+/// Removes cgroups left by processes of this crate that died before they could clean up (only
+/// empty ones can be removed; a live tree keeps its cgroup).
+fn sweep(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if owner != std::process::id() && !Path::new(&format!("/proc/{owner}")).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// The writable directory of this process's own cgroup in a pids hierarchy: cgroup v2 when the
+/// `pids` controller is enabled for its children, else the cgroup v1 `pids` hierarchy.
+fn find_base(mountinfo: &str, own: &str) -> Option<PathBuf> {
+    let mounts: Vec<Mount> = mountinfo.lines().filter_map(Mount::parse).collect();
+    let v2 = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .and_then(|path| {
+            let m = mounts.iter().find(|m| m.fstype == "cgroup2")?;
+            let dir = m.dir_of(path)?;
+            let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+            enabled
+                .split_whitespace()
+                .any(|c| c == "pids")
+                .then_some(dir)
+        });
+    let v1 = || {
+        let path = own.lines().find_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+            controllers.split(',').any(|c| c == "pids").then_some(path)
+        })?;
+        let m = mounts
+            .iter()
+            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == "pids"))?;
+        m.dir_of(path)
+    };
+    v2.or_else(v1).filter(|dir| writable(dir))
+}
+
+fn writable(dir: &Path) -> bool {
+    nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_ok()
+        && dir.join("cgroup.procs").exists()
+}
+
+/// One line of `/proc/self/mountinfo` (only what is needed here).
+struct Mount {
+    root: String,
+    mount_point: PathBuf,
+    fstype: String,
+    options: String,
+}
+
+impl Mount {
+    /// `36 35 98:0 /root /mnt rw,noatime master:1 - cgroup cgroup rw,pids`
+    fn parse(line: &str) -> Option<Mount> {
+        let (before, after) = line.split_once(" - ")?;
+        let fields: Vec<&str> = before.split(' ').collect();
+        let mut after = after.split(' ');
+        let fstype = after.next()?.to_owned();
+        let _source = after.next()?;
+        let options = after.next().unwrap_or("").to_owned();
+        Some(Mount {
+            root: unescape(fields.get(3)?),
+            mount_point: PathBuf::from(unescape(fields.get(4)?)),
+            fstype,
+            options,
+        })
+    }
+
+    /// Where the cgroup at `path` (as `/proc/self/cgroup` names it) lies under this mount.
+    fn dir_of(&self, path: &str) -> Option<PathBuf> {
+        let rel = if self.root == "/" {
+            path
+        } else {
+            path.strip_prefix(self.root.as_str())?
+        };
+        let rel = rel.trim_start_matches('/');
+        if rel.split('/').any(|c| c == "..") {
+            return None;
+        }
+        Some(if rel.is_empty() {
+            self.mount_point.clone()
+        } else {
+            self.mount_point.join(rel)
+        })
+    }
+}
+
+/// Mountinfo escapes space, tab, newline and backslash as octal (`\040`).
+fn unescape(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut rest = field;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let code = rest
+            .get(i + 1..i + 4)
+            .and_then(|o| u8::from_str_radix(o, 8).ok());
+        match code {
+            Some(c) => {
+                out.push(c as char);
+                rest = &rest[i + 4..];
+            }
+            None => {
+                out.push('\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTS: &str = "\
+30 25 0:26 / /sys/fs/cgroup rw,nosuid - tmpfs tmpfs ro,mode=755
+31 30 0:27 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw
+35 30 0:31 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids
+36 30 0:32 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory
+40 30 0:33 /sub /mnt/my\\040pids rw - cgroup cgroup rw,pids";
+
+    #[test]
+    fn mountinfo_lines_are_parsed_and_unescaped() {
+        let mounts: Vec<Mount> = MOUNTS.lines().filter_map(Mount::parse).collect();
+        assert_eq!(mounts.len(), 5);
+        assert_eq!(mounts[2].fstype, "cgroup");
+        assert_eq!(mounts[2].options, "rw,pids");
+        assert_eq!(mounts[4].mount_point, PathBuf::from("/mnt/my pids"));
+        assert_eq!(
+            mounts[4].dir_of("/sub/a/b"),
+            Some(PathBuf::from("/mnt/my pids/a/b"))
+        );
+        assert_eq!(mounts[4].dir_of("/other"), None, "outside the mount's root");
+        assert_eq!(mounts[2].dir_of("/../x"), None, "no climbing out");
+        assert_eq!(
+            mounts[2].dir_of("/"),
+            Some(PathBuf::from("/sys/fs/cgroup/pids"))
+        );
+    }
+
+    #[test]
+    fn the_v1_pids_hierarchy_is_found_from_the_own_cgroup_line() {
+        // Only the path logic: the directory must also be writable, which a made-up path is not.
+        let mounts: Vec<Mount> = MOUNTS.lines().filter_map(Mount::parse).collect();
+        let m = mounts
+            .iter()
+            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == "pids"))
+            .expect("pids mount");
+        assert_eq!(
+            m.dir_of("/job/7"),
+            Some(PathBuf::from("/sys/fs/cgroup/pids/job/7"))
+        );
+        assert_eq!(
+            find_base("garbage", "8:pids:/"),
+            None,
+            "no mount, no cgroup: nothing is created"
+        );
+    }
+}
