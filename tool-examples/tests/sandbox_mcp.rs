@@ -1,0 +1,317 @@
+//! The example program's `serve --stdio` as an attacker's MCP client drives it: the client
+//! approves every elicitation (a human says yes to everything), so only the guards and the kernel
+//! stand in the way. A small JSON-RPC client speaks the wire protocol itself, so what is tested is
+//! what any MCP client gets. Canaries lie outside the workspace; each test is named after the
+//! attack.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
+const CANARY: &str = "canary: must not be read, changed or removed over MCP";
+/// Longest wait for one answer; a hang fails the test instead of blocking it.
+const ANSWER_WITHIN: Duration = Duration::from_secs(90);
+
+fn kernel_ready(test: &str) -> bool {
+    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
+        .iter()
+        .all(|p| text.lines().next().unwrap_or("").contains(p));
+    if !full {
+        eprintln!("\n!!! SKIPPED {test}: the kernel lacks what confinement needs:\n{text} !!!\n");
+    }
+    full
+}
+
+struct Site {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    canary: PathBuf,
+}
+
+fn site() -> Site {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("ws");
+    let canary = dir.path().join("canary.txt");
+    std::fs::write(&canary, CANARY).expect("canary");
+    Site {
+        ws: ws.canonicalize().expect("ws"),
+        canary: canary.canonicalize().expect("canary"),
+        _dir: dir,
+    }
+}
+
+fn intact(canary: &Path) -> bool {
+    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
+}
+
+/// An MCP client over the server's stdin/stdout that approves every elicitation.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    next_id: u64,
+    elicitations: usize,
+}
+
+impl Client {
+    fn start(ws: &Path) -> Client {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--stdio", "--workspace"])
+            .arg(ws)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Client {
+            child,
+            stdin,
+            lines,
+            next_id: 1,
+            elicitations: 0,
+        };
+        let init = client.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}}},
+                "clientInfo": {"name": "attacker", "version": "0"}
+            }),
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        client
+    }
+
+    fn send(&mut self, msg: &Value) {
+        writeln!(self.stdin, "{msg}").expect("write to the server");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request and answers the server's own requests until the response arrives.
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let start = Instant::now();
+        loop {
+            let left = ANSWER_WITHIN.saturating_sub(start.elapsed());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(l) => l,
+                Err(RecvTimeoutError::Timeout) => panic!("no answer to {method} within the limit"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed during {method}"),
+            };
+            let msg: Value = serde_json::from_str(&line).expect("the server writes JSON lines");
+            match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
+                (Some("elicitation/create"), Some(sid)) => {
+                    self.elicitations += 1;
+                    let answer = json!({"jsonrpc": "2.0", "id": sid, "result": {
+                        "action": "accept", "content": {"approve": true}
+                    }});
+                    self.send(&answer);
+                }
+                (Some(other), Some(sid)) => {
+                    let answer = json!({"jsonrpc": "2.0", "id": sid, "error": {
+                        "code": -32601, "message": format!("{other} not offered by this client")
+                    }});
+                    self.send(&answer);
+                }
+                (Some(_), None) => {} // a notification
+                (None, Some(rid)) if rid == &json!(id) => return msg,
+                (None, _) => {}
+            }
+        }
+    }
+
+    /// `tools/call`; returns the call result (`content`, `isError`, ...).
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let msg = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        msg.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {tool} answered with an error: {msg}"))
+    }
+
+    fn bash(&mut self, command: &str) -> Value {
+        self.call("run_bash", json!({"command": command}))
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn failed(result: &Value) -> bool {
+    result["isError"] == json!(true)
+}
+
+#[test]
+fn run_bash_over_mcp_cannot_read_write_copy_or_delete_a_canary_outside() {
+    if !kernel_ready("mcp canary") {
+        return;
+    }
+    let s = site();
+    let mut client = Client::start(&s.ws);
+    let c = s.canary.display();
+    let mut reached_kernel = 0;
+    for attack in [
+        format!("cat {c}"),
+        format!("echo gone > {c}"),
+        format!("rm -f {c}"),
+        format!("cp {c} ./copy"),
+        format!("python3 -c 'print(open(\"{c}\").read())'"),
+    ] {
+        let r = client.bash(&attack);
+        assert!(failed(&r), "{attack}: {r}");
+        assert!(!r.to_string().contains(CANARY), "{attack} leaked: {r}");
+        reached_kernel += usize::from(text(&r).contains("Permission denied"));
+        // A success between attacks, so the session's error budget never runs out.
+        let ok = client.bash("true");
+        assert!(!failed(&ok), "{ok}");
+    }
+    assert!(
+        reached_kernel >= 3,
+        "most attacks must have been approved and stopped by the kernel ({reached_kernel} were)"
+    );
+    assert!(intact(&s.canary), "the canary was changed over MCP");
+    assert!(!s.ws.join("copy").exists());
+    let ok = client.bash("echo inside > inside.txt && cat inside.txt");
+    assert!(!failed(&ok), "{ok}");
+    assert!(text(&ok).contains("inside"), "{ok}");
+    assert!(
+        client.elicitations >= 11,
+        "every run_bash call was approved through elicitation ({} asked)",
+        client.elicitations
+    );
+}
+
+#[test]
+fn run_python_over_mcp_cannot_read_shadow_or_connect_to_a_local_port() {
+    if !kernel_ready("mcp shadow and tcp") {
+        return;
+    }
+    let s = site();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("addr").port();
+    let mut client = Client::start(&s.ws);
+    let shadow = client.call(
+        "run_python",
+        json!({"code": "print(open('/etc/shadow').read())"}),
+    );
+    assert!(failed(&shadow), "{shadow}");
+    assert!(!text(&shadow).contains("root:"), "{shadow}");
+    let connect = client.call(
+        "run_python",
+        json!({"code": format!(
+            "import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')"
+        )}),
+    );
+    assert!(!text(&connect).contains("connected\n"), "{connect}");
+    listener
+        .set_nonblocking(true)
+        .expect("nonblocking listener");
+    assert!(
+        listener.accept().is_err(),
+        "a non-open_world script reached a local port over MCP"
+    );
+}
+
+#[test]
+fn read_file_over_mcp_refuses_a_hard_link_to_an_outside_file() {
+    if !kernel_ready("mcp hard link") {
+        return;
+    }
+    let s = site();
+    std::fs::hard_link(&s.canary, s.ws.join("notes.txt")).expect("hard link");
+    let mut client = Client::start(&s.ws);
+    let r = client.call("read_file", json!({"path": "notes.txt", "max_bytes": 1000}));
+    assert!(failed(&r), "{r}");
+    assert!(
+        !r.to_string().contains(CANARY),
+        "leaked through a hard link: {r}"
+    );
+}
+
+#[test]
+fn run_bash_over_mcp_cannot_kill_a_sentinel_or_leave_children_behind() {
+    if !kernel_ready("mcp kill and children") {
+        return;
+    }
+    let s = site();
+    let mut sentinel = Command::new("sleep").arg("300").spawn().expect("sleep");
+    let pid = sentinel.id();
+    let mut client = Client::start(&s.ws);
+    let kill = client.bash(&format!("kill -9 {pid}; true"));
+    assert!(!failed(&kill), "{kill}");
+    let left = client.bash(
+        "(sleep 3291 &) ; setsid sleep 3291 & nohup sleep 3291 >/dev/null 2>&1 & echo started",
+    );
+    assert!(!failed(&left), "{left}");
+    let timeout = client.call(
+        "run_bash",
+        json!({"command": "sleep 3292", "timeout_secs": 1}),
+    );
+    assert!(failed(&timeout), "{timeout}");
+    assert!(text(&timeout).starts_with("timeout"), "{timeout}");
+    std::thread::sleep(Duration::from_millis(200));
+    let alive = matches!(sentinel.try_wait(), Ok(None));
+    let _ = sentinel.kill();
+    let _ = sentinel.wait();
+    assert!(alive, "the sentinel was killed from inside the sandbox");
+    // The server is still running: the children must be gone anyway.
+    let start = Instant::now();
+    loop {
+        let left = sleepers("sleep 329");
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "children outlived their calls: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn sleepers(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
