@@ -63,9 +63,14 @@ struct Client {
 
 impl Client {
     fn start(ws: &Path) -> Client {
+        Client::start_with(ws, &[])
+    }
+
+    fn start_with(ws: &Path, extra: &[&str]) -> Client {
         let mut child = Command::new(BIN)
             .args(["serve", "--stdio", "--workspace"])
             .arg(ws)
+            .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -178,13 +183,11 @@ fn failed(result: &Value) -> bool {
     result["isError"] == json!(true)
 }
 
-#[test]
-fn run_bash_over_mcp_cannot_read_write_copy_or_delete_a_canary_outside() {
-    if !kernel_ready("mcp canary") {
-        return;
-    }
+/// Every attack on the canary fails and leaks nothing; returns how many of them the kernel stopped
+/// (`Permission denied`), as opposed to the static scan.
+fn canary_attacks(extra: &[&str]) -> usize {
     let s = site();
-    let mut client = Client::start(&s.ws);
+    let mut client = Client::start_with(&s.ws, extra);
     let c = s.canary.display();
     let mut reached_kernel = 0;
     for attack in [
@@ -202,20 +205,61 @@ fn run_bash_over_mcp_cannot_read_write_copy_or_delete_a_canary_outside() {
         let ok = client.bash("true");
         assert!(!failed(&ok), "{ok}");
     }
-    assert!(
-        reached_kernel >= 3,
-        "most attacks must have been approved and stopped by the kernel ({reached_kernel} were)"
-    );
     assert!(intact(&s.canary), "the canary was changed over MCP");
     assert!(!s.ws.join("copy").exists());
     let ok = client.bash("echo inside > inside.txt && cat inside.txt");
     assert!(!failed(&ok), "{ok}");
     assert!(text(&ok).contains("inside"), "{ok}");
     assert!(
-        client.elicitations >= 11,
-        "every run_bash call was approved through elicitation ({} asked)",
+        client.elicitations >= 6,
+        "run_bash calls are approved through elicitation ({} asked)",
         client.elicitations
     );
+    reached_kernel
+}
+
+#[test]
+fn run_bash_over_mcp_cannot_read_write_copy_or_delete_a_canary_outside() {
+    if !kernel_ready("mcp canary") {
+        return;
+    }
+    let reached_kernel = canary_attacks(&[]);
+    assert!(
+        reached_kernel >= 3,
+        "most attacks must have been approved and stopped by the kernel ({reached_kernel} were)"
+    );
+}
+
+#[test]
+fn run_bash_over_mcp_with_scan_off_is_stopped_by_the_kernel_alone() {
+    if !kernel_ready("mcp canary, scan off") {
+        return;
+    }
+    assert_eq!(
+        canary_attacks(&["--scan", "off"]),
+        5,
+        "every attack reached the kernel"
+    );
+}
+
+#[test]
+fn read_file_over_mcp_of_a_fifo_returns_at_once_and_the_server_goes_on() {
+    if !kernel_ready("mcp fifo") {
+        return;
+    }
+    let s = site();
+    let fifo = s.ws.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let mut client = Client::start(&s.ws);
+    for _ in 0..3 {
+        let r = client.call("read_file", json!({"path": "pipe", "max_bytes": 10}));
+        assert!(failed(&r), "{r}");
+        assert!(text(&r).contains("regular file"), "a clear refusal: {r}");
+    }
+    std::fs::write(s.ws.join("note.txt"), "still serving").expect("note");
+    let r = client.call("read_file", json!({"path": "note.txt", "max_bytes": 100}));
+    assert!(text(&r).contains("still serving"), "{r}");
 }
 
 #[test]
