@@ -6,7 +6,7 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use tool_sandbox::{
-    CancellationToken, ConfinedPool, FsAccess, Launcher, Mode, PoolConfig, SandboxPolicy,
+    CancellationToken, ConfinedPool, FsAccess, Launcher, Mode, PoolConfig, Rlimits, SandboxPolicy,
     SandboxedCommand,
 };
 
@@ -60,9 +60,19 @@ fn confined_vs_plain_spawn(c: &mut Criterion) {
             )
         })
     });
-    for (name, network) in [("confined", false), ("confined_network", true)] {
+    let no_pids_cgroup = Rlimits {
+        processes: None,
+        ..Rlimits::default()
+    };
+    for (name, network, limits) in [
+        ("confined", false, Rlimits::default()),
+        ("confined_network", true, Rlimits::default()),
+        ("confined_without_pids_cgroup", false, no_pids_cgroup),
+    ] {
         let policy = SandboxPolicy::new(ws.path(), FsAccess::ReadWrite, network).expect("policy");
-        let cmd = SandboxedCommand::new("bash").args(["-c", "true"]);
+        let cmd = SandboxedCommand::new("bash")
+            .args(["-c", "true"])
+            .limits(limits);
         g.bench_function(name, |b| {
             b.to_async(&rt).iter(|| async {
                 let out = cmd.run(&launcher, &policy, &cancel).await.expect("ran");

@@ -70,16 +70,20 @@ impl PidsCgroup {
         &self.dir
     }
 
-    /// Removes the cgroup once the processes killed with the tree have left it (they leave
-    /// asynchronously after the PID namespace's init died). Gives up after a second: the
-    /// directory is then swept the next time a process of this crate probes the hierarchy.
+    /// Removes the cgroup once the processes of the tree have left it (the last ones may still
+    /// be exiting). Gives up after about a second: the directory is then swept the next time a
+    /// process of this crate probes the hierarchy.
     pub(crate) async fn remove(mut self) {
-        for _ in 0..100 {
+        let mut pause = Duration::from_micros(100);
+        let mut waited = Duration::ZERO;
+        while waited < Duration::from_secs(1) {
             if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
                 self.removed = true;
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            tokio::time::sleep(pause).await;
+            waited += pause;
+            pause = (pause * 2).min(Duration::from_millis(20));
         }
     }
 }

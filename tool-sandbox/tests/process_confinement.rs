@@ -248,6 +248,55 @@ async fn script_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
     let _ = sentinel.wait();
 }
 
+/// A caller that drops the run (an aborted task, a dropped future) kills the helper with
+/// `SIGKILL`, which it cannot handle: the tree must die with it, the program itself included.
+#[tokio::test]
+async fn dropping_the_run_kills_the_whole_tree_the_program_included() {
+    if !kernel_confines_processes("dropping_the_run_kills_the_whole_tree_the_program_included") {
+        return;
+    }
+    let scene = Scene::new();
+    let m = marker("dropped");
+    // `exec -a` makes the program itself carry the marker, as well as its background child.
+    let script = format!("(exec -a {m} sleep 300 &); exec -a {m} sleep 300");
+    let policy = scene.policy(FsAccess::ReadWrite, false);
+    let task = tokio::spawn(async move {
+        SandboxedCommand::new("bash")
+            .arg("-c")
+            .arg(script)
+            .run(&launcher(), &policy, &CancellationToken::new())
+            .await
+    });
+    let start = std::time::Instant::now();
+    while named(&m).len() < 2 && start.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(named(&m).len(), 2, "the program and its child run");
+    task.abort();
+    let _ = task.await;
+    let start = std::time::Instant::now();
+    while !named(&m).is_empty() && start.elapsed() < Duration::from_secs(3) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        named(&m),
+        Vec::<u32>::new(),
+        "the tree outlived its dropped run"
+    );
+}
+
+/// Live processes whose `argv[0]` is `name` (set by `exec -a`), not those that only carry it in
+/// their arguments, like the helper.
+fn named(name: &str) -> Vec<u32> {
+    processes_with_marker(name)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|&b| b == 0).next() == Some(name.as_bytes()))
+        })
+        .collect()
+}
+
 #[tokio::test]
 async fn background_setsid_and_nohup_children_do_not_outlive_the_call() {
     if !kernel_confines_processes("background_setsid_and_nohup_children_do_not_outlive_the_call") {
