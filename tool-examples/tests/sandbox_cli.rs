@@ -3,48 +3,15 @@
 //! sandbox helper (`tool_core::cli` dispatches to it first thing). Canaries lie outside the
 //! workspace; each test is named after the attack.
 
+mod common;
+
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
-const CANARY: &str = "canary: must not be read, changed or removed";
-
-fn kernel_ready(test: &str) -> bool {
-    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
-        .iter()
-        .all(|p| text.lines().next().unwrap_or("").contains(p));
-    if !full {
-        eprintln!("\n!!! SKIPPED {test}: the kernel lacks what confinement needs:\n{text} !!!\n");
-    }
-    full
-}
-
-struct Site {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    canary: PathBuf,
-    audit: PathBuf,
-}
-
-fn site() -> Site {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).expect("ws");
-    let canary = dir.path().join("canary.txt");
-    std::fs::write(&canary, CANARY).expect("canary");
-    Site {
-        ws: ws.canonicalize().expect("ws"),
-        canary: canary.canonicalize().expect("canary"),
-        audit: dir.path().join("audit.jsonl"),
-        _dir: dir,
-    }
-}
+use common::{intact, kernel_ready, site, sleepers, Site, BIN, CANARY};
 
 /// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
 fn call(site: &Site, lines: &[String]) -> Vec<Value> {
@@ -90,10 +57,6 @@ fn audit(site: &Site) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("audit line"))
         .collect()
-}
-
-fn intact(canary: &Path) -> bool {
-    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
 }
 
 #[test]
@@ -183,16 +146,6 @@ fn run_bash_over_call_leaves_no_child_behind_and_times_out_as_timeout() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn sleepers(marker: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
-        .collect()
 }
 
 #[test]

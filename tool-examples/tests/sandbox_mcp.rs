@@ -4,53 +4,20 @@
 //! what any MCP client gets. Canaries lie outside the workspace; each test is named after the
 //! attack.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
-const CANARY: &str = "canary: must not be read, changed or removed over MCP";
+use common::{intact, kernel_ready, site, sleepers, BIN, CANARY};
+
 /// Longest wait for one answer; a hang fails the test instead of blocking it.
 const ANSWER_WITHIN: Duration = Duration::from_secs(90);
-
-fn kernel_ready(test: &str) -> bool {
-    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
-        .iter()
-        .all(|p| text.lines().next().unwrap_or("").contains(p));
-    if !full {
-        eprintln!("\n!!! SKIPPED {test}: the kernel lacks what confinement needs:\n{text} !!!\n");
-    }
-    full
-}
-
-struct Site {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    canary: PathBuf,
-}
-
-fn site() -> Site {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).expect("ws");
-    let canary = dir.path().join("canary.txt");
-    std::fs::write(&canary, CANARY).expect("canary");
-    Site {
-        ws: ws.canonicalize().expect("ws"),
-        canary: canary.canonicalize().expect("canary"),
-        _dir: dir,
-    }
-}
-
-fn intact(canary: &Path) -> bool {
-    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
-}
 
 /// An MCP client over the server's stdin/stdout that approves every elicitation.
 struct Client {
@@ -348,14 +315,4 @@ fn run_bash_over_mcp_cannot_kill_a_sentinel_or_leave_children_behind() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn sleepers(marker: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
-        .collect()
 }

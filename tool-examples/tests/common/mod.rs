@@ -1,0 +1,60 @@
+//! Shared set-up for the example program's attack tests: a workspace with a canary next to it
+//! (outside it), the kernel check that skips loudly, and a process finder.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
+pub const CANARY: &str = "canary: must not be read, changed or removed";
+
+/// Whether `doctor` reports everything confinement needs; prints a loud skip line if not.
+pub fn kernel_ready(test: &str) -> bool {
+    let out = Command::new(BIN).arg("doctor").output().expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
+        .iter()
+        .all(|p| text.lines().next().unwrap_or("").contains(p));
+    if !full {
+        eprintln!("\n!!! SKIPPED {test}: the kernel lacks what confinement needs:\n{text} !!!\n");
+    }
+    full
+}
+
+/// A workspace, a canary outside it and a place for the audit log.
+pub struct Site {
+    _dir: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub canary: PathBuf,
+    pub audit: PathBuf,
+}
+
+pub fn site() -> Site {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("ws");
+    let canary = dir.path().join("canary.txt");
+    std::fs::write(&canary, CANARY).expect("canary");
+    Site {
+        ws: ws.canonicalize().expect("ws"),
+        canary: canary.canonicalize().expect("canary"),
+        audit: dir.path().join("audit.jsonl"),
+        _dir: dir,
+    }
+}
+
+/// Whether the canary still holds exactly what it was made with.
+pub fn intact(canary: &Path) -> bool {
+    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
+}
+
+/// Command lines of the live processes that contain `marker`.
+pub fn sleepers(marker: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker))
+        .collect()
+}
