@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision::SafetyDecision;
+
 /// Most effects kept per script (the first ones, in script order); more are dropped.
 pub(crate) const MAX_EFFECTS: usize = 256;
 
@@ -68,6 +70,24 @@ pub enum EffectKind {
 }
 
 impl EffectKind {
+    /// The stable snake_case name (`file_read`, `network`...), as reports spell the kind.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EffectKind::FileRead => "file_read",
+            EffectKind::FileWrite => "file_write",
+            EffectKind::FileCreate => "file_create",
+            EffectKind::FileDelete => "file_delete",
+            EffectKind::Chmod => "chmod",
+            EffectKind::Link => "link",
+            EffectKind::DirList => "dir_list",
+            EffectKind::Network { .. } => "network",
+            EffectKind::ProcessSpawn => "process_spawn",
+            EffectKind::ProcessControl { .. } => "process_control",
+            EffectKind::EnvRead { .. } => "env_read",
+            EffectKind::Persistence => "persistence",
+        }
+    }
+
     /// `true` for effects that change the file system.
     pub(crate) fn mutates(&self) -> bool {
         matches!(
@@ -124,6 +144,13 @@ pub struct Effect {
     pub column: u32,
     /// The code that does it (redacted and bounded in reports).
     pub evidence: String,
+    /// How the scan judged this effect: the decision of the finding it gave rise to, after the
+    /// policy (`allow` when none).
+    #[serde(default)]
+    pub verdict: SafetyDecision,
+    /// The rule that judged it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
 }
 
 /// The host and port of a URL (`scheme://[user@]host[:port]/…`), or of a bare `host:port`.
@@ -176,6 +203,29 @@ pub(crate) fn brace_expand(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kind_names_match_the_serialized_tag() {
+        for k in [
+            EffectKind::FileRead,
+            EffectKind::DirList,
+            EffectKind::Persistence,
+            EffectKind::EnvRead { name: "X".into() },
+            EffectKind::ProcessControl { target: "1".into() },
+        ] {
+            let v = serde_json::to_value(Effect {
+                kind: k.clone(),
+                target: EffectTarget::Unknown,
+                line: 1,
+                column: 1,
+                evidence: String::new(),
+                verdict: SafetyDecision::Allow,
+                rule_id: None,
+            })
+            .expect("serializes");
+            assert_eq!(v["kind"], k.name());
+        }
+    }
 
     #[test]
     fn hosts_of_urls() {

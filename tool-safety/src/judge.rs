@@ -196,18 +196,13 @@ fn values(t: &EffectTarget) -> &[String] {
     t.values()
 }
 
-fn at(f: SafetyFinding, e: &Effect) -> (SafetyFinding, Option<(u32, u32)>) {
-    (f, Some((e.line, e.column)))
-}
+/// A finding the judge calls for: at its effect's position, with the effect's index.
+pub(crate) type Judged = (SafetyFinding, Option<(u32, u32)>, usize);
 
 /// The findings the effects call for, each with the position of its effect. Paths under
 /// `allow` (the policy's allow-listed paths) are not judged.
-pub(crate) fn judge(
-    effects: &[Effect],
-    ws: &Workspace<'_>,
-    allow: &[String],
-) -> Vec<(SafetyFinding, Option<(u32, u32)>)> {
-    let mut out = Vec::new();
+pub(crate) fn judge(effects: &[Effect], ws: &Workspace<'_>, allow: &[String]) -> Vec<Judged> {
+    let mut out: Vec<Judged> = Vec::new();
     let mut downloaded: Vec<String> = Vec::new();
     for e in effects {
         // Files written by the same operation that downloads are downloaded files.
@@ -223,7 +218,8 @@ pub(crate) fn judge(
             }
         }
     }
-    for e in effects {
+    for (i, e) in effects.iter().enumerate() {
+        let at = |f: SafetyFinding, e: &Effect| (f, Some((e.line, e.column)), i);
         match &e.kind {
             k if k.on_path() => {
                 for v in values(&e.target) {
