@@ -213,7 +213,7 @@ impl Scanner {
         // Paths as they will be: against the tracked cwd, then the request's cwd and workspace.
         if ws.cwd.or(ws.root).is_some() {
             for e in &mut effects {
-                if e.kind.on_path() {
+                if e.kind.on_path() || e.kind == EffectKind::ProcessSpawn {
                     match &mut e.target {
                         EffectTarget::Resolved(v) => *v = ws.resolve(v),
                         EffectTarget::Set(vs) => vs.iter_mut().for_each(|v| *v = ws.resolve(v)),
