@@ -67,3 +67,40 @@ fn scan_fails_on_usage_errors() {
         ExitCode::SUCCESS
     );
 }
+
+#[test]
+fn scan_takes_a_workspace_and_a_cwd() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ws = dir.path().to_str().expect("utf-8");
+    let script = fixture("bash/BASH-SUDO/ok.sh");
+    assert_eq!(
+        run(&[
+            "scan",
+            "--lang",
+            "bash",
+            "--workspace",
+            ws,
+            "--cwd",
+            "sub",
+            &script
+        ]),
+        ExitCode::SUCCESS
+    );
+    // A relative cwd needs a workspace; the workspace must exist.
+    assert_ne!(
+        run(&["scan", "--lang", "bash", "--cwd", "sub", &script]),
+        ExitCode::SUCCESS
+    );
+    let missing = dir.path().join("missing");
+    assert_ne!(
+        run(&[
+            "scan",
+            "--lang",
+            "bash",
+            "--workspace",
+            missing.to_str().expect("utf-8"),
+            &script
+        ]),
+        ExitCode::SUCCESS
+    );
+}

@@ -77,10 +77,13 @@ async fn a_denied_script_never_reaches_the_approver_or_the_shell() {
     let json: serde_json::Value = serde_json::from_str(&line).expect("json");
     assert_eq!(json["safety"]["decision"], "deny");
     assert_eq!(json["safety"]["blocked"], true);
-    assert!(
-        !line.contains("198.51.100.7"),
-        "no script text in the audit: {line}"
-    );
+    // The event names what the script would touch (the host), never the script itself.
+    for text in ["curl", "i.sh", "| bash", "touch pwned"] {
+        assert!(!line.contains(text), "no script text in the audit: {line}");
+    }
+    assert_eq!(json["safety"]["effects"][0]["kind"], "network");
+    assert_eq!(json["safety"]["effects"][0]["target"], "198.51.100.7");
+    assert_eq!(json["safety"]["effects"][0]["verdict"], "deny");
 }
 
 #[tokio::test]
@@ -239,4 +242,81 @@ async fn trusted_defaults_are_merged_before_the_scan() {
         approver.seen().is_empty(),
         "a deny is never offered for approval"
     );
+}
+
+/// The executor binds the gate to its canonical workspace: a script in a sub-directory that
+/// climbs out of the workspace is judged against the real root and cwd, and the audit event lists
+/// what it would touch with each verdict.
+#[tokio::test]
+async fn scans_are_judged_against_the_executor_workspace_and_audited_with_their_effects() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(ws.path().join("src")).expect("mkdir");
+    let root = std::fs::canonicalize(ws.path()).expect("canonical");
+    // From `src`, one `..` per component of the root and one more reach `/`.
+    let up = "../".repeat(root.components().count());
+    let approver = ScriptedApprover::always(ApprovalDecision::Approve);
+    let audit = Arc::new(MemoryAuditSink::new());
+    let exec = executor(
+        ws.path(),
+        SafetyPolicy::default(),
+        approver.clone(),
+        audit.clone(),
+    );
+    let session = exec.new_session();
+    let script = format!("cat notes.txt\nls {up}etc/ssh\n");
+    let r = exec
+        .execute(
+            &session,
+            call("run_bash", json!({"command": script, "cwd": "src"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(approver.seen().len(), 1, "{r:?}");
+    let events = audit.events();
+    let safety = events[0].safety.as_ref().expect("scan fields");
+    assert!(
+        safety
+            .gate
+            .rule_ids
+            .iter()
+            .any(|r| r.starts_with("EFFECT-")),
+        "{:?}",
+        safety.gate
+    );
+    let listed = safety
+        .gate
+        .effects
+        .iter()
+        .find(|e| e.kind == "dir_list")
+        .expect("the listing is listed");
+    assert_eq!(listed.target, "/etc/ssh");
+    assert_eq!((listed.line, listed.column), (2, 1));
+    assert_eq!(listed.verdict, GateDecision::NeedsHumanReview);
+    let read = safety
+        .gate
+        .effects
+        .iter()
+        .find(|e| e.kind == "file_read")
+        .expect("the read is listed");
+    assert_eq!(read.target, format!("{}/src/notes.txt", root.display()));
+    assert_eq!(read.verdict, GateDecision::Allow);
+    // Judged effects come first.
+    assert_eq!(safety.gate.effects[0].kind, "dir_list");
+    let json = serde_json::to_value(&events[0]).expect("serializable");
+    assert_eq!(json["safety"]["effects"][0]["target"], "/etc/ssh");
+
+    // The same script inside the workspace runs the gate without findings on the read.
+    let r = exec
+        .execute(
+            &session,
+            call(
+                "run_bash",
+                json!({"command": "cat notes.txt", "cwd": "src"}),
+            ),
+            CallOptions::default(),
+        )
+        .await;
+    let events = audit.events();
+    let safety = events[1].safety.as_ref().expect("scan fields");
+    assert_eq!(safety.gate.decision, GateDecision::Allow, "{r:?}");
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
-use crate::executor::gate::{GateAudit, GateDecision, GateRiskLevel, ScanMode};
+use crate::executor::gate::{GateAudit, GateDecision, GateEffect, GateRiskLevel, ScanMode};
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
 use chain::ChainHead;
@@ -107,6 +107,14 @@ struct SafetyAuditWire {
     approval: ApprovalStatus,
     script_sha256: String,
     policy_version: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    effects: Vec<GateEffect>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    effects_dropped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl From<SafetyAudit> for SafetyAuditWire {
@@ -123,6 +131,8 @@ impl From<SafetyAudit> for SafetyAuditWire {
             approval: a.approval,
             script_sha256: g.script_sha256,
             policy_version: g.policy_version,
+            effects: g.effects,
+            effects_dropped: g.effects_dropped,
         }
     }
 }
@@ -139,6 +149,8 @@ impl From<SafetyAuditWire> for SafetyAudit {
                 redacted: w.redacted,
                 script_sha256: w.script_sha256,
                 policy_version: w.policy_version,
+                effects: w.effects,
+                effects_dropped: w.effects_dropped,
             },
             blocked: w.blocked,
             approval: w.approval,
@@ -342,6 +354,8 @@ mod tests {
                 redacted: false,
                 script_sha256: "ab".repeat(32),
                 policy_version: "builtin-1".into(),
+                effects: Vec::new(),
+                effects_dropped: 0,
             },
             blocked: true,
             approval: ApprovalStatus::Denied,

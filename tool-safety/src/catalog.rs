@@ -82,6 +82,8 @@ const RULES: &[RuleInfo] = &[
     r(id::PY_CRED_EXFIL, C::CredentialAccess, L::Critical, D::Deny, "Never send credential files over the network."),
     r(id::PY_DOWNLOAD_EXEC, C::RemoteCode, L::Critical, D::Deny, "Never execute downloaded content."),
     r(id::PY_FORK_BOMB, C::ResourceExhaustion, L::Critical, D::Deny, "Do not fork in a loop; use a bounded process pool."),
+    r(id::PY_DECODE_EXEC, C::CodeExecution, L::Critical, D::Deny, "Do not run decoded payloads; write the code in plain text."),
+    r(id::PY_RESOURCE, C::ResourceExhaustion, L::High, D::NeedsHumanReview, "Keep allocations and the recursion limit bounded; process data in chunks."),
     r(id::EFFECT_OUTSIDE_WORKSPACE, C::DestructiveFilesystem, L::Medium, D::NeedsHumanReview, "Keep the files a script touches inside the workspace."),
     r(id::EFFECT_WRITE_OUTSIDE, C::DestructiveFilesystem, L::High, D::Deny, "Write, move, delete or re-permission files only inside the workspace, never in system or home directories."),
     r(id::EFFECT_SENSITIVE_READ, C::CredentialAccess, L::High, D::Deny, "Do not read password hashes, keys or tokens; pass the needed value through a secret manager."),
@@ -90,6 +92,7 @@ const RULES: &[RuleInfo] = &[
     r(id::EFFECT_NETWORK, C::Network, L::Medium, D::NeedsHumanReview, "Declare the tool open_world or list the host in the policy's network allow-list."),
     r(id::EFFECT_KILL, C::ProcessExecution, L::High, D::NeedsHumanReview, "Signal only processes the script started itself ($!)."),
     r(id::EFFECT_KILL_ALL, C::ProcessExecution, L::Critical, D::Deny, "Never signal every process or PID 1."),
+    r(id::EFFECT_ENV_SECRET, C::CredentialAccess, L::High, D::NeedsHumanReview, "Do not read credentials from the environment or dump it; pass only the values the tool needs."),
 ];
 
 /// Every built-in rule, in a stable order.

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision::SafetyDecision;
+
 /// Most effects kept per script (the first ones, in script order); more are dropped.
 pub(crate) const MAX_EFFECTS: usize = 256;
 
@@ -68,6 +70,24 @@ pub enum EffectKind {
 }
 
 impl EffectKind {
+    /// The stable snake_case name (`file_read`, `network`...), as reports spell the kind.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EffectKind::FileRead => "file_read",
+            EffectKind::FileWrite => "file_write",
+            EffectKind::FileCreate => "file_create",
+            EffectKind::FileDelete => "file_delete",
+            EffectKind::Chmod => "chmod",
+            EffectKind::Link => "link",
+            EffectKind::DirList => "dir_list",
+            EffectKind::Network { .. } => "network",
+            EffectKind::ProcessSpawn => "process_spawn",
+            EffectKind::ProcessControl { .. } => "process_control",
+            EffectKind::EnvRead { .. } => "env_read",
+            EffectKind::Persistence => "persistence",
+        }
+    }
+
     /// `true` for effects that change the file system.
     pub(crate) fn mutates(&self) -> bool {
         matches!(
@@ -124,6 +144,13 @@ pub struct Effect {
     pub column: u32,
     /// The code that does it (redacted and bounded in reports).
     pub evidence: String,
+    /// How the scan judged this effect: the decision of the finding it gave rise to, after the
+    /// policy (`allow` when none).
+    #[serde(default)]
+    pub verdict: SafetyDecision,
+    /// The rule that judged it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
 }
 
 /// The host and port of a URL (`scheme://[user@]host[:port]/…`), or of a bare `host:port`.
@@ -149,6 +176,195 @@ pub(crate) fn is_url(v: &str) -> bool {
     ]
     .iter()
     .any(|p| v.len() > p.len() && v[..p.len()].eq_ignore_ascii_case(p))
+}
+
+/// Well-known paths a glob is matched against: what `/e?c/passwd` or `/et*` may stand for on any
+/// machine (the scan never lists the real file system).
+const KNOWN_PATHS: &[&str] = &[
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib64",
+    "/opt",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/usr",
+    "/var",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/group",
+    "/etc/sudoers",
+    "/etc/hosts",
+    "/etc/crontab",
+    "/etc/cron.d",
+    "/etc/ssh",
+    "/etc/ssh/sshd_config",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/profile",
+    "/etc/environment",
+    "/etc/ld.so.preload",
+    "/root/.ssh",
+    "/root/.bashrc",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/local",
+    "/var/log",
+    "/var/lib",
+    "/proc/self/environ",
+    "~",
+    "~/.ssh",
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ecdsa",
+    "~/.ssh/authorized_keys",
+    "~/.aws",
+    "~/.aws/credentials",
+    "~/.bashrc",
+    "~/.profile",
+    "~/.bash_profile",
+    "~/.zshrc",
+    "~/.bash_history",
+    "~/.kube/config",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.gnupg",
+    "~/.docker/config.json",
+    "~/.config",
+];
+
+/// `true` when `word` holds an unquoted glob character.
+pub(crate) fn has_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+/// The well-known paths the glob `pattern` (absolute or `~/…`) matches, segment by segment.
+pub(crate) fn glob_candidates(pattern: &str) -> Vec<String> {
+    if !has_glob(pattern) || !(pattern.starts_with('/') || pattern.starts_with("~/")) {
+        return Vec::new();
+    }
+    let segs: Vec<&str> = pattern.split('/').collect();
+    KNOWN_PATHS
+        .iter()
+        .filter(|k| {
+            let ks: Vec<&str> = if **k == "/" {
+                vec!["", ""]
+            } else {
+                k.split('/').collect()
+            };
+            ks.len() == segs.len()
+                && segs
+                    .iter()
+                    .zip(&ks)
+                    .all(|(p, k)| glob_match(p.as_bytes(), k.as_bytes()))
+                && **k != pattern
+        })
+        .map(|k| (*k).to_owned())
+        .collect()
+}
+
+/// Shell glob match of one path segment: `*`, `?` and `[…]` (with `!`/`^` negation and ranges).
+fn glob_match(p: &[u8], s: &[u8]) -> bool {
+    let (mut pi, mut si) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while si < s.len() {
+        if pi < p.len() {
+            match p[pi] {
+                b'*' => {
+                    star = Some(pi);
+                    mark = si;
+                    pi += 1;
+                    continue;
+                }
+                b'?' => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                b'[' => {
+                    if let Some((ok, next)) = class_match(&p[pi..], s[si]) {
+                        if ok {
+                            pi += next;
+                            si += 1;
+                            continue;
+                        }
+                    } else if s[si] == b'[' {
+                        pi += 1;
+                        si += 1;
+                        continue;
+                    }
+                }
+                c if c == s[si] => {
+                    pi += 1;
+                    si += 1;
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        match star {
+            Some(st) => {
+                pi = st + 1;
+                mark += 1;
+                si = mark;
+            }
+            None => return false,
+        }
+    }
+    p[pi..].iter().all(|c| *c == b'*')
+}
+
+/// Whether `c` is in the class at the start of `p` (`[…]`), and the class's length.
+fn class_match(p: &[u8], c: u8) -> Option<(bool, usize)> {
+    let end = p.iter().skip(2).position(|b| *b == b']')? + 2;
+    let mut body = &p[1..end];
+    let negate = matches!(body.first(), Some(b'!' | b'^'));
+    if negate {
+        body = &body[1..];
+    }
+    let mut hit = false;
+    let mut i = 0;
+    while i < body.len() {
+        if i + 2 < body.len() && body[i + 1] == b'-' {
+            hit |= body[i] <= c && c <= body[i + 2];
+            i += 3;
+        } else {
+            hit |= body[i] == c;
+            i += 1;
+        }
+    }
+    Some((hit != negate, end + 1))
+}
+
+/// `true` for environment variables that hold credentials (`AWS_SECRET_ACCESS_KEY`,
+/// `GITHUB_TOKEN`, `DB_PASSWORD`...), and `*` (the whole environment dumped).
+pub fn is_secret_env(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n == "*"
+        || [
+            "SECRET",
+            "TOKEN",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "APIKEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+            "CREDENTIAL",
+            "AUTH",
+            "SESSION_KEY",
+        ]
+        .iter()
+        .any(|k| n.contains(k))
+            && !n.contains("AUTHOR")
 }
 
 /// Expand `{a,b}` groups (not nested, at most 64 results) into the set of words they stand for.
@@ -178,6 +394,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn kind_names_match_the_serialized_tag() {
+        for k in [
+            EffectKind::FileRead,
+            EffectKind::DirList,
+            EffectKind::Persistence,
+            EffectKind::EnvRead { name: "X".into() },
+            EffectKind::ProcessControl { target: "1".into() },
+        ] {
+            let v = serde_json::to_value(Effect {
+                kind: k.clone(),
+                target: EffectTarget::Unknown,
+                line: 1,
+                column: 1,
+                evidence: String::new(),
+                verdict: SafetyDecision::Allow,
+                rule_id: None,
+            })
+            .expect("serializes");
+            assert_eq!(v["kind"], k.name());
+        }
+    }
+
+    #[test]
     fn hosts_of_urls() {
         assert_eq!(
             url_host("https://user@Example.com:8443/x?y"),
@@ -188,6 +427,34 @@ mod tests {
             (Some("10.0.0.1".into()), None)
         );
         assert_eq!(url_host("http://$HOST/a"), (None, None));
+    }
+
+    #[test]
+    fn globs_stand_for_the_known_paths_they_match() {
+        assert_eq!(glob_candidates("/e?c/passwd"), ["/etc/passwd"]);
+        assert_eq!(glob_candidates("/et*"), ["/etc"]);
+        assert_eq!(
+            glob_candidates("/etc/[ps][ah]*"),
+            ["/etc/passwd", "/etc/shadow"]
+        );
+        assert!(glob_candidates("/*").contains(&"/usr".to_owned()));
+        assert_eq!(
+            glob_candidates("~/.ssh/id_*"),
+            ["~/.ssh/id_rsa", "~/.ssh/id_ed25519", "~/.ssh/id_ecdsa"]
+        );
+        assert!(glob_candidates("/work/project/build/*").is_empty());
+        assert!(glob_candidates("*").is_empty());
+        assert!(glob_candidates("/etc/passwd").is_empty());
+        assert!(!glob_match(b"[!e]tc", b"etc"));
+    }
+
+    #[test]
+    fn credential_names_of_the_environment() {
+        assert!(is_secret_env("AWS_SECRET_ACCESS_KEY"));
+        assert!(is_secret_env("GITHUB_TOKEN"));
+        assert!(is_secret_env("db_password"));
+        assert!(!is_secret_env("HOME"));
+        assert!(!is_secret_env("GIT_AUTHOR_NAME"));
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub(crate) const PY_CRED_READ: RuleId = RuleId("PY-CRED-READ");
 pub(crate) const PY_CRED_EXFIL: RuleId = RuleId("PY-CRED-EXFIL");
 pub(crate) const PY_DOWNLOAD_EXEC: RuleId = RuleId("PY-DOWNLOAD-EXEC");
 pub(crate) const PY_FORK_BOMB: RuleId = RuleId("PY-FORK-BOMB");
+pub(crate) const PY_DECODE_EXEC: RuleId = RuleId("PY-DECODE-EXEC");
+pub(crate) const PY_RESOURCE: RuleId = RuleId("PY-RESOURCE");
 pub(crate) const EFFECT_OUTSIDE_WORKSPACE: RuleId = RuleId("EFFECT-OUTSIDE-WORKSPACE");
 pub(crate) const EFFECT_WRITE_OUTSIDE: RuleId = RuleId("EFFECT-WRITE-OUTSIDE");
 pub(crate) const EFFECT_SENSITIVE_READ: RuleId = RuleId("EFFECT-SENSITIVE-READ");
@@ -67,6 +69,7 @@ pub(crate) const EFFECT_DOWNLOAD_EXEC: RuleId = RuleId("EFFECT-DOWNLOAD-EXEC");
 pub(crate) const EFFECT_NETWORK: RuleId = RuleId("EFFECT-NETWORK");
 pub(crate) const EFFECT_KILL: RuleId = RuleId("EFFECT-KILL");
 pub(crate) const EFFECT_KILL_ALL: RuleId = RuleId("EFFECT-KILL-ALL");
+pub(crate) const EFFECT_ENV_SECRET: RuleId = RuleId("EFFECT-ENV-SECRET");
 
 /// Every constant above, for the test that each has its catalog entry.
 #[cfg(test)]
@@ -118,6 +121,8 @@ pub(crate) const ALL: &[RuleId] = &[
     PY_CRED_EXFIL,
     PY_DOWNLOAD_EXEC,
     PY_FORK_BOMB,
+    PY_DECODE_EXEC,
+    PY_RESOURCE,
     EFFECT_OUTSIDE_WORKSPACE,
     EFFECT_WRITE_OUTSIDE,
     EFFECT_SENSITIVE_READ,
@@ -126,4 +131,5 @@ pub(crate) const ALL: &[RuleId] = &[
     EFFECT_NETWORK,
     EFFECT_KILL,
     EFFECT_KILL_ALL,
+    EFFECT_ENV_SECRET,
 ];

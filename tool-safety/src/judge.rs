@@ -4,7 +4,7 @@
 //! resolving it against the tracked working directory; each rule then looks at the places.
 
 use crate::catalog::{finding, id};
-use crate::effects::{Direction, Effect, EffectKind, EffectTarget};
+use crate::effects::{is_secret_env, Direction, Effect, EffectKind, EffectTarget};
 use crate::paths::{self, PathClass};
 use crate::report::SafetyFinding;
 
@@ -186,6 +186,7 @@ pub(crate) fn is_sensitive(path: &str) -> bool {
         || p.contains("/.git-credentials")
         || p.ends_with("/.bash_history")
         || p.ends_with("/.pgpass")
+        || (p.starts_with("/proc/") && p.ends_with("/environ"))
 }
 
 /// What a network effect `sends` when the data came from reading a file outside the workspace
@@ -196,18 +197,13 @@ fn values(t: &EffectTarget) -> &[String] {
     t.values()
 }
 
-fn at(f: SafetyFinding, e: &Effect) -> (SafetyFinding, Option<(u32, u32)>) {
-    (f, Some((e.line, e.column)))
-}
+/// A finding the judge calls for: at its effect's position, with the effect's index.
+pub(crate) type Judged = (SafetyFinding, Option<(u32, u32)>, usize);
 
 /// The findings the effects call for, each with the position of its effect. Paths under
 /// `allow` (the policy's allow-listed paths) are not judged.
-pub(crate) fn judge(
-    effects: &[Effect],
-    ws: &Workspace<'_>,
-    allow: &[String],
-) -> Vec<(SafetyFinding, Option<(u32, u32)>)> {
-    let mut out = Vec::new();
+pub(crate) fn judge(effects: &[Effect], ws: &Workspace<'_>, allow: &[String]) -> Vec<Judged> {
+    let mut out: Vec<Judged> = Vec::new();
     let mut downloaded: Vec<String> = Vec::new();
     for e in effects {
         // Files written by the same operation that downloads are downloaded files.
@@ -223,8 +219,17 @@ pub(crate) fn judge(
             }
         }
     }
-    for e in effects {
+    for (i, e) in effects.iter().enumerate() {
+        let at = |f: SafetyFinding, e: &Effect| (f, Some((e.line, e.column)), i);
         match &e.kind {
+            // A job installed with `at`, `batch` or `crontab`: it lands in the system's spool.
+            EffectKind::Persistence
+                if values(&e.target)
+                    .iter()
+                    .any(|v| matches!(v.as_str(), "at" | "batch" | "crontab")) =>
+            {
+                out.push(at(finding(id::EFFECT_WRITE_OUTSIDE, &e.evidence), e));
+            }
             k if k.on_path() => {
                 for v in values(&e.target) {
                     if paths::allowlisted(&ws.resolve(v), allow) {
@@ -245,9 +250,10 @@ pub(crate) fn judge(
                             Place::Workspace | Place::Temp => {}
                         }
                     } else {
-                        if is_sensitive(&resolved) || is_sensitive(v) {
+                        let listing = *k == EffectKind::DirList;
+                        if !listing && (is_sensitive(&resolved) || is_sensitive(v)) {
                             out.push(at(finding(id::EFFECT_SENSITIVE_READ, &ev), e));
-                        } else if ws.root.is_some()
+                        } else if (ws.root.is_some() || listing && is_sensitive(&resolved))
                             && matches!(place, Place::System | Place::Home | Place::Elsewhere)
                         {
                             out.push(at(finding(id::EFFECT_OUTSIDE_WORKSPACE, &ev), e));
@@ -288,6 +294,9 @@ pub(crate) fn judge(
                         out.push(at(finding(id::EFFECT_DOWNLOAD_EXEC, &e.evidence), e));
                     }
                 }
+            }
+            EffectKind::EnvRead { name } if is_secret_env(name) => {
+                out.push(at(finding(id::EFFECT_ENV_SECRET, &e.evidence), e));
             }
             EffectKind::ProcessControl { target } => {
                 let t = target.trim_start_matches('-');

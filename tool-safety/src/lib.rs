@@ -29,6 +29,7 @@
 mod audit;
 mod bash;
 mod catalog;
+mod decision;
 mod effects;
 mod id;
 mod judge;
@@ -43,12 +44,12 @@ mod sink;
 
 pub use audit::script_sha256;
 pub use catalog::{builtin_rules, RuleInfo};
+pub use decision::SafetyDecision;
 pub use effects::{Direction, Effect, EffectKind, EffectTarget};
 pub use policy::{Allowlist, PolicyError, RuleAction, SafetyPolicy};
 pub use redact::{redact, EVIDENCE_MAX_CHARS};
 pub use report::{
-    RiskCategory, RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest,
-    ScriptLang,
+    RiskCategory, RiskLevel, SafetyFinding, SafetyReport, SafetyScanRequest, ScriptLang,
 };
 pub use rule::{SafetyRule, ScanContext};
 pub use scanner::Scanner;

@@ -8,38 +8,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::decision::SafetyDecision;
 use crate::effects::Effect;
 use crate::redact;
 pub use tool_rules::ScriptLang;
-
-/// The outcome of a scan or of one finding. Ordered from the most permissive to the strictest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SafetyDecision {
-    /// Nothing found that needs a human: the script may run.
-    Allow,
-    /// A human must approve the script first (or it is blocked when `block_on_review` is set).
-    NeedsHumanReview,
-    /// The script must not run.
-    Deny,
-}
-
-impl SafetyDecision {
-    /// The stable snake_case name used in reports, audit events and span attributes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SafetyDecision::Allow => "allow",
-            SafetyDecision::NeedsHumanReview => "needs_human_review",
-            SafetyDecision::Deny => "deny",
-        }
-    }
-}
-
-impl fmt::Display for SafetyDecision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// How much harm a finding points at. Ordered from none to critical.
 #[derive(
@@ -361,6 +333,8 @@ impl SafetyReport {
     /// Fold another report (e.g. another code block) into this one.
     pub fn merge(&mut self, other: SafetyReport) {
         self.findings.extend(other.findings);
+        let room = crate::effects::MAX_EFFECTS.saturating_sub(self.effects.len());
+        self.effects.extend(other.effects.into_iter().take(room));
         self.duration_us = self.duration_us.saturating_add(other.duration_us);
         if self.parser != other.parser && !self.parser.contains(&other.parser) {
             self.parser = format!("{}+{}", self.parser, other.parser);

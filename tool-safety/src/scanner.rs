@@ -4,11 +4,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
 use crate::catalog::{self, finding, id};
-use crate::effects::{Effect, EffectKind};
+use crate::decision::SafetyDecision;
+use crate::effects::{Effect, EffectKind, EffectTarget};
 use crate::judge::{judge, Workspace};
 use crate::paths::{self, PathClass};
 use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
-use crate::report::{RiskLevel, SafetyDecision, SafetyFinding, SafetyReport, SafetyScanRequest};
+use crate::report::{RiskLevel, SafetyFinding, SafetyReport, SafetyScanRequest};
 use crate::rule::{SafetyRule, ScanContext};
 use crate::sink::Sink;
 use crate::{audit, bash, python, redact};
@@ -116,6 +117,7 @@ impl Scanner {
             }
         }
         self.apply_policy(&mut report.findings);
+        settle_verdicts(&mut report.effects, &report.findings);
         report.recompute();
         report.duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         audit::record_span(&span, &report, self.policy.block_on_review);
@@ -187,17 +189,39 @@ impl Scanner {
             allowed_hosts: &self.policy.network_allow_hosts,
         };
         // Where a built-in rule already speaks at least as strictly, it alone speaks.
-        for (f, at) in judge(&sink.effects, &ws, &self.policy.allowlist.paths) {
+        let judged = judge(&sink.effects, &ws, &self.policy.allowlist.paths);
+        let mut effects = std::mem::take(&mut sink.effects);
+        for (f, at, i) in judged {
             let (line, column) = at.unzip();
-            let covered = sink
+            let covering = sink
                 .findings
                 .iter()
-                .any(|g| g.line == line && g.column == column && g.decision >= f.decision);
+                .find(|g| g.line == line && g.column == column && g.decision >= f.decision)
+                .map(|g| (g.rule_id.clone(), g.decision));
+            let covered = covering.is_some();
+            let (rule, decision) = covering.unwrap_or((f.rule_id.clone(), f.decision));
+            if let Some(e) = effects.get_mut(i) {
+                if e.rule_id.is_none() || decision > e.verdict {
+                    e.rule_id = Some(rule);
+                    e.verdict = decision;
+                }
+            }
             if !covered {
                 sink.push_at(f, at);
             }
         }
-        let mut effects = std::mem::take(&mut sink.effects);
+        // Paths as they will be: against the tracked cwd, then the request's cwd and workspace.
+        if ws.cwd.or(ws.root).is_some() {
+            for e in &mut effects {
+                if e.kind.on_path() || e.kind == EffectKind::ProcessSpawn {
+                    match &mut e.target {
+                        EffectTarget::Resolved(v) => *v = ws.resolve(v),
+                        EffectTarget::Set(vs) => vs.iter_mut().for_each(|v| *v = ws.resolve(v)),
+                        EffectTarget::Unknown => {}
+                    }
+                }
+            }
+        }
         // One command often has several effects: redact its text once.
         let mut redacted: Vec<(String, String)> = Vec::new();
         for e in &mut effects {
@@ -231,7 +255,12 @@ impl Scanner {
         if let Some(cwd) = &req.cwd {
             let class = paths::classify(cwd);
             sink.cwd_class = class;
-            let allowed = paths::allowlisted(cwd, &self.policy.allowlist.paths);
+            // A cwd inside the workspace is the workspace's, wherever the workspace lies.
+            let inside = req.workspace.as_deref().is_some_and(|w| {
+                let w = w.trim_end_matches('/');
+                cwd == w || cwd.strip_prefix(w).is_some_and(|r| r.starts_with('/'))
+            });
+            let allowed = inside || paths::allowlisted(cwd, &self.policy.allowlist.paths);
             if !allowed
                 && matches!(
                     class,
@@ -309,6 +338,20 @@ impl Scanner {
                 f.decision = d;
             }
         }
+    }
+}
+
+/// Each effect's verdict after the policy: the decision of the finding (rule and position) that
+/// judged it, or `allow` when the policy dropped that finding.
+fn settle_verdicts(effects: &mut [Effect], findings: &[SafetyFinding]) {
+    for e in effects {
+        let Some(rule) = &e.rule_id else { continue };
+        e.verdict = findings
+            .iter()
+            .filter(|f| &f.rule_id == rule && f.line == Some(e.line) && f.column == Some(e.column))
+            .map(|f| f.decision)
+            .max()
+            .unwrap_or(SafetyDecision::Allow);
     }
 }
 

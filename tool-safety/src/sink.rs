@@ -1,6 +1,7 @@
 //! Where a scan collects its results, and the views of a script custom rules get.
 
 use crate::catalog::{finding, id};
+use crate::decision::SafetyDecision;
 use crate::effects::{Effect, EffectKind, EffectTarget, MAX_EFFECTS};
 use crate::paths::PathClass;
 use crate::report::SafetyFinding;
@@ -88,6 +89,8 @@ impl Sink {
             line,
             column,
             evidence: evidence.to_owned(),
+            verdict: SafetyDecision::Allow,
+            rule_id: None,
         };
         if !self.effects.contains(&e) {
             self.effects.push(e);

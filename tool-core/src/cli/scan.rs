@@ -26,6 +26,14 @@ pub(crate) struct ScanArgs {
     /// Tool name recorded in the report.
     #[arg(long, default_value = "cli")]
     tool: String,
+    /// The workspace root the script runs in: what it touches outside is reviewed or denied.
+    /// Without it, only effects on system and home paths are judged.
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// The working directory the script starts in (relative to the workspace, or absolute;
+    /// default: the workspace root).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
     /// Script files (`-` for standard input, at most once).
     #[arg(required = true)]
     files: Vec<String>,
@@ -48,9 +56,17 @@ pub(super) fn run(args: &ScanArgs) -> Result<ExitCode, CliError> {
         .iter()
         .map(|f| read_script(f))
         .collect::<Result<Vec<_>, _>>()?;
+    let (workspace, cwd) = places(args)?;
     let mut out = std::io::stdout().lock();
     for (file, script) in args.files.iter().zip(scripts) {
-        let report = scanner.scan(&SafetyScanRequest::new(args.tool.clone(), lang, script));
+        let mut req = SafetyScanRequest::new(args.tool.clone(), lang, script);
+        if let Some(w) = &workspace {
+            req = req.with_workspace(w.clone());
+        }
+        if let Some(c) = &cwd {
+            req = req.with_cwd(c.clone());
+        }
+        let report = scanner.scan(&req);
         let json = if args.files.len() == 1 {
             serde_json::to_string_pretty(&report)
         } else {
@@ -60,6 +76,43 @@ pub(super) fn run(args: &ScanArgs) -> Result<ExitCode, CliError> {
         writeln!(out, "{json}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The canonical workspace root and the absolute working directory of `--workspace` and
+/// `--cwd`. The workspace must be a directory; a relative cwd is taken inside it.
+fn places(args: &ScanArgs) -> Result<(Option<String>, Option<String>), CliError> {
+    let text = |p: &std::path::Path| {
+        p.to_str()
+            .map(str::to_owned)
+            .ok_or_else(|| CliError(format!("`{}` is not valid UTF-8", p.display())))
+    };
+    let root = match &args.workspace {
+        Some(w) => {
+            let c = std::fs::canonicalize(w)
+                .map_err(|e| CliError(format!("workspace `{}`: {e}", w.display())))?;
+            if !c.is_dir() {
+                return Err(CliError(format!(
+                    "workspace `{}` is not a directory",
+                    w.display()
+                )));
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    let cwd = match (&args.cwd, &root) {
+        (Some(c), _) if c.is_absolute() => Some(text(c)?),
+        (Some(c), Some(r)) => Some(text(&r.join(c))?),
+        (Some(c), None) => {
+            return Err(CliError(format!(
+                "a relative --cwd (`{}`) needs --workspace",
+                c.display()
+            )))
+        }
+        (None, Some(r)) => Some(text(r)?),
+        (None, None) => None,
+    };
+    Ok((root.as_deref().map(text).transpose()?, cwd))
 }
 
 /// A script's text. Invalid UTF-8 is scanned lossily: replacement characters cannot hide a

@@ -53,9 +53,16 @@ impl Executor {
     /// under [`Mode::Required`](crate::sandbox::Mode::Required) is refused per call
     /// (`sandbox_unavailable`) or, for in-process handlers, run with the static guards after a
     /// `tracing::warn!` here.
-    pub fn new(registry: Arc<Registry>, config: ExecutorConfig) -> Result<Self, ExecutorError> {
+    pub fn new(registry: Arc<Registry>, mut config: ExecutorConfig) -> Result<Self, ExecutorError> {
         let guard = PathGuard::new(&config.workspace)?;
         let root: Arc<Path> = Arc::from(guard.root());
+        if let Some(bound) = config
+            .script_gate
+            .as_ref()
+            .and_then(|g| g.in_workspace(&root))
+        {
+            config.script_gate = Some(bound);
+        }
         let confinement = Confinement::new(&root, &registry, &config.sandbox);
         Ok(Executor {
             registry,

@@ -3,6 +3,8 @@
 //! `safety`) plugs in from outside and is never imported here.
 
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,6 +30,14 @@ pub trait ScriptGate: Send + Sync {
         final_args: &Value,
     ) -> (GateVerdict, Option<GateAudit>) {
         (self.check(decl, final_args), None)
+    }
+
+    /// This gate bound to the executor's canonical workspace root, so each scan judges what a
+    /// script touches against the real workspace and working directory. The executor calls it
+    /// once when it is built; `None` (the default) keeps the gate as configured.
+    fn in_workspace(&self, root: &Path) -> Option<Arc<dyn ScriptGate>> {
+        let _ = root;
+        None
     }
 }
 
@@ -81,6 +91,32 @@ pub struct GateAudit {
     pub script_sha256: String,
     /// Version of the policy applied.
     pub policy_version: String,
+    /// What the script will touch, as the scan judged it: the judged effects first, then the
+    /// others, at most [`MAX_AUDIT_EFFECTS`], targets redacted and cut at
+    /// [`MAX_AUDIT_TARGET_CHARS`].
+    pub effects: Vec<GateEffect>,
+    /// Effects the scan found beyond those listed.
+    pub effects_dropped: usize,
+}
+
+/// Most effects one audit event lists.
+pub const MAX_AUDIT_EFFECTS: usize = 32;
+/// Longest effect target an audit event records, in characters.
+pub const MAX_AUDIT_TARGET_CHARS: usize = 200;
+
+/// One effect of a scanned script as the audit log records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateEffect {
+    /// What it does (`file_read`, `file_delete`, `network`, `process_control`...).
+    pub kind: String,
+    /// What it does it to: a path, a set of paths (`a | b`), a host, or `unknown`.
+    pub target: String,
+    /// 1-based line in the script.
+    pub line: u32,
+    /// 1-based column in the script.
+    pub column: u32,
+    /// How the scan judged it.
+    pub verdict: GateDecision,
 }
 
 /// A scan's decision as the audit log records it. Ordered from the most permissive to the

@@ -54,7 +54,10 @@ pub use config::{
     DEFAULT_MAX_EDIT_ROUNDS, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
 };
 pub use engine::{Executor, ExecutorError};
-pub use gate::{GateAudit, GateDecision, GateRiskLevel, GateVerdict, ScanMode, ScriptGate};
+pub use gate::{
+    GateAudit, GateDecision, GateEffect, GateRiskLevel, GateVerdict, ScanMode, ScriptGate,
+    MAX_AUDIT_EFFECTS, MAX_AUDIT_TARGET_CHARS,
+};
 pub use options::{CallInput, CallOptions};
 pub use result::CallResult;
 pub use session::Session;

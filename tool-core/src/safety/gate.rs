@@ -1,5 +1,6 @@
 //! The scanner as the executor's script gate (pipeline step 7).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -59,6 +60,33 @@ impl ScannerGate {
         &self.scanner
     }
 
+    /// The working directory a scan is judged in: the `cwd` argument joined onto the workspace
+    /// (`..` folded, never above the root of the file system), or the workspace itself.
+    fn cwd_of(&self, arg: Option<String>) -> Option<String> {
+        let Some(root) = &self.workspace else {
+            return arg;
+        };
+        let Some(arg) = arg else {
+            return Some(root.clone());
+        };
+        let joined = if arg.starts_with('/') {
+            arg
+        } else {
+            format!("{}/{arg}", root.trim_end_matches('/'))
+        };
+        let mut parts: Vec<&str> = Vec::new();
+        for p in joined.split('/') {
+            match p {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                _ => parts.push(p),
+            }
+        }
+        Some(format!("/{}", parts.join("/")))
+    }
+
     fn requests(&self, decl: &ToolDecl, args: &Value) -> Result<Vec<SafetyScanRequest>, String> {
         let Some(lang) = decl.script_lang else {
             return Ok(Vec::new());
@@ -69,7 +97,7 @@ impl ScannerGate {
                 .find_map(|n| args.get(*n).and_then(Value::as_str))
                 .map(str::to_owned)
         };
-        let cwd = first_str(CWD_ARGS);
+        let cwd = self.cwd_of(first_str(CWD_ARGS));
         let timeout = TIMEOUT_ARGS
             .iter()
             .find_map(|n| args.get(*n).and_then(Value::as_u64));
@@ -135,6 +163,14 @@ fn verdict_of(report: &SafetyReport, block_on_review: bool) -> GateVerdict {
 }
 
 impl ScriptGate for ScannerGate {
+    fn in_workspace(&self, root: &Path) -> Option<Arc<dyn ScriptGate>> {
+        if self.workspace.is_some() {
+            return None;
+        }
+        let root = root.to_str()?;
+        Some(Arc::new(self.clone().with_workspace(root)))
+    }
+
     fn check(&self, decl: &ToolDecl, final_args: &Value) -> GateVerdict {
         self.check_audited(decl, final_args).0
     }
@@ -174,5 +210,37 @@ impl ScriptGate for ScannerGate {
         };
         let audit = gate_audit(&report, &req);
         (verdict_of(&report, block_on_review), Some(audit))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cwd_is_taken_inside_the_workspace() {
+        let g = ScannerGate::with_default_policy()
+            .expect("default policy")
+            .with_workspace("/w/proj");
+        assert_eq!(g.cwd_of(None).as_deref(), Some("/w/proj"));
+        assert_eq!(
+            g.cwd_of(Some("src/./a".into())).as_deref(),
+            Some("/w/proj/src/a")
+        );
+        assert_eq!(g.cwd_of(Some("../..".into())).as_deref(), Some("/"));
+        assert_eq!(
+            g.cwd_of(Some("/w/proj/b".into())).as_deref(),
+            Some("/w/proj/b")
+        );
+        let unbound = ScannerGate::with_default_policy().expect("default policy");
+        assert_eq!(unbound.cwd_of(Some("src".into())).as_deref(), Some("src"));
+    }
+
+    #[test]
+    fn binding_keeps_a_workspace_given_explicitly() {
+        let unbound = ScannerGate::with_default_policy().expect("default policy");
+        assert!(unbound.in_workspace(Path::new("/w")).is_some());
+        let bound = unbound.with_workspace("/elsewhere");
+        assert!(bound.in_workspace(Path::new("/w")).is_none());
     }
 }

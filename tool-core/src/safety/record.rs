@@ -1,16 +1,21 @@
 //! A scan as the audit log records it: the gate's record, the approval state, whether it blocked.
 
-use tool_safety::{RiskLevel, SafetyDecision, SafetyReport, SafetyScanRequest};
+use tool_safety::{
+    Effect, EffectKind, EffectTarget, RiskLevel, SafetyDecision, SafetyReport, SafetyScanRequest,
+};
 
 use crate::approval::ApprovalStatus;
 use crate::audit::SafetyAudit;
-use crate::executor::{GateAudit, GateDecision, GateRiskLevel};
+use crate::executor::{
+    GateAudit, GateDecision, GateEffect, GateRiskLevel, MAX_AUDIT_EFFECTS, MAX_AUDIT_TARGET_CHARS,
+};
 
 /// What an audit event records about a scan (the name it had when the scanner lived here).
 pub type SafetyAuditFields = SafetyAudit;
 
 /// The gate's audit record of `report`, the scan of `request`: facts, never the script.
 pub fn gate_audit(report: &SafetyReport, request: &SafetyScanRequest) -> GateAudit {
+    let (effects, effects_dropped) = audit_effects(&report.effects);
     GateAudit {
         tool_name: report.tool_name.clone(),
         decision: decision(report.decision),
@@ -20,7 +25,54 @@ pub fn gate_audit(report: &SafetyReport, request: &SafetyScanRequest) -> GateAud
         redacted: report.redacted,
         script_sha256: tool_safety::script_sha256(&request.script),
         policy_version: report.policy_version.clone(),
+        effects,
+        effects_dropped,
     }
+}
+
+/// The effects an audit event lists: the judged ones (review, deny) first, then the others, in
+/// script order, at most [`MAX_AUDIT_EFFECTS`]; and how many were left out.
+fn audit_effects(effects: &[Effect]) -> (Vec<GateEffect>, usize) {
+    let judged = effects
+        .iter()
+        .filter(|e| e.verdict != SafetyDecision::Allow);
+    let rest = effects
+        .iter()
+        .filter(|e| e.verdict == SafetyDecision::Allow);
+    let listed: Vec<GateEffect> = judged
+        .chain(rest)
+        .take(MAX_AUDIT_EFFECTS)
+        .map(|e| GateEffect {
+            kind: e.kind.name().to_owned(),
+            target: bounded_target(&e.kind, &e.target),
+            line: e.line,
+            column: e.column,
+            verdict: decision(e.verdict),
+        })
+        .collect();
+    let dropped = effects.len() - listed.len();
+    (listed, dropped)
+}
+
+/// An effect's target as one redacted line of at most [`MAX_AUDIT_TARGET_CHARS`] characters.
+fn bounded_target(kind: &EffectKind, target: &EffectTarget) -> String {
+    let raw = match (kind, target) {
+        (EffectKind::EnvRead { name }, _) => name.clone(),
+        (EffectKind::ProcessControl { target }, _) => target.clone(),
+        (_, EffectTarget::Resolved(v)) => v.clone(),
+        (_, EffectTarget::Set(vs)) => vs.join(" | "),
+        (_, EffectTarget::Unknown) => "unknown".to_owned(),
+    };
+    let one_line: String = raw
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let (redacted, _) = tool_safety::redact(&one_line);
+    let mut out: String = redacted.chars().take(MAX_AUDIT_TARGET_CHARS).collect();
+    if redacted.chars().count() > MAX_AUDIT_TARGET_CHARS {
+        out.push('…');
+    }
+    out
 }
 
 /// The audit fields of `report` for `request`, given whether the policy blocks on review and how
@@ -63,6 +115,62 @@ fn risk_level(r: RiskLevel) -> GateRiskLevel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn effect(kind: EffectKind, target: EffectTarget, verdict: SafetyDecision) -> Effect {
+        Effect {
+            kind,
+            target,
+            line: 2,
+            column: 3,
+            evidence: String::new(),
+            verdict,
+            rule_id: None,
+        }
+    }
+
+    #[test]
+    fn audit_effects_list_judged_ones_first_and_are_bounded() {
+        let mut all = vec![effect(
+            EffectKind::FileRead,
+            EffectTarget::Resolved("/w/a".into()),
+            SafetyDecision::Allow,
+        )];
+        for _ in 0..MAX_AUDIT_EFFECTS + 5 {
+            all.push(effect(
+                EffectKind::FileDelete,
+                EffectTarget::Set(vec!["/etc".into(), "/x".repeat(300)]),
+                SafetyDecision::Deny,
+            ));
+        }
+        let (listed, dropped) = audit_effects(&all);
+        assert_eq!(listed.len(), MAX_AUDIT_EFFECTS);
+        assert_eq!(dropped, 6);
+        assert!(listed.iter().all(|e| e.verdict == GateDecision::Deny));
+        assert_eq!(listed[0].kind, "file_delete");
+        assert!(listed[0].target.starts_with("/etc | /x/x"));
+        assert_eq!(listed[0].target.chars().count(), MAX_AUDIT_TARGET_CHARS + 1);
+        assert_eq!((listed[0].line, listed[0].column), (2, 3));
+    }
+
+    #[test]
+    fn audit_targets_are_redacted_and_kept_on_one_line() {
+        let t = bounded_target(
+            &EffectKind::FileRead,
+            &EffectTarget::Resolved(
+                "/w/a\nb-----BEGIN RSA PRIVATE KEY-----abc".replace("\\n", "\n"),
+            ),
+        );
+        assert!(!t.contains('\n') && !t.contains("abc"), "{t}");
+        assert_eq!(
+            bounded_target(
+                &EffectKind::EnvRead {
+                    name: "AWS_SECRET_ACCESS_KEY".into()
+                },
+                &EffectTarget::Unknown
+            ),
+            "AWS_SECRET_ACCESS_KEY"
+        );
+    }
 
     /// The kernel's audit vocabulary names the scanner's decisions and levels the same way.
     #[test]

@@ -90,6 +90,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     "--close-from",
                 ],
                 "doas" => &["-u", "-C"],
+                "busybox" | "toybox" => &[],
                 "pkexec" => &["--user"],
                 "env" => &["-u", "--unset", "-C", "--chdir"],
                 "xargs" => &[
@@ -248,6 +249,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 wrappers: inv.wrappers.clone(),
             });
             self.check_inv(inv);
+            if inv.wrappers.is_empty() {
+                self.inline_call(inv);
+            }
         }
     }
 
@@ -463,6 +467,76 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             "eval" => self.eval(inv, ev),
+            "trap" => {
+                // `trap 'CODE' EXIT`: the code runs later, as shell.
+                if let Some(code) = args.iter().find(|a| !a.val().starts_with('-')) {
+                    match &code.lit {
+                        Some(text) if vals.len() > 1 => {
+                            let text = text.clone();
+                            self.nested(Interp::Shell, &text, node);
+                        }
+                        Some(_) => {}
+                        None => self.push(finding(id::BASH_INDIRECT_EXEC, ev), node),
+                    }
+                }
+            }
+            "git" => {
+                // `git -c core.pager=CMD`, `-c alias.x=!CMD`...: configuration that runs programs.
+                let mut i = 0;
+                while i < args.len() {
+                    let v = args[i].val();
+                    let setting = if v == "-c" {
+                        i += 1;
+                        args.get(i).map(|w| w.val())
+                    } else {
+                        v.strip_prefix("--config-env=")
+                            .or_else(|| v.strip_prefix("-c"))
+                    };
+                    if let Some((key, value)) = setting.and_then(|s| s.split_once('=')) {
+                        let key = key.to_ascii_lowercase();
+                        let runs = matches!(
+                            key.as_str(),
+                            "core.pager"
+                                | "core.editor"
+                                | "core.sshcommand"
+                                | "core.fsmonitor"
+                                | "core.hookspath"
+                                | "core.askpass"
+                                | "diff.external"
+                                | "credential.helper"
+                                | "sequence.editor"
+                                | "gpg.program"
+                                | "pager.log"
+                                | "pager.diff"
+                                | "pager.show"
+                                | "uploadpack.packobjectshook"
+                        ) || key.starts_with("alias.") && value.starts_with('!')
+                            || key.starts_with("filter.")
+                            || key.starts_with("diff.") && key.ends_with(".textconv");
+                        if runs {
+                            self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
+                            let code = value.trim_start_matches('!').to_owned();
+                            if key != "core.hookspath" {
+                                self.nested(Interp::Shell, &code, node);
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            "rg" => {
+                // `rg --pre CMD`: every searched file goes through CMD.
+                let pre = vals.iter().enumerate().find_map(|(i, v)| {
+                    v.strip_prefix("--pre=").map(str::to_owned).or_else(|| {
+                        (*v == "--pre")
+                            .then(|| vals.get(i + 1).map(|s| (*s).to_owned()))
+                            .flatten()
+                    })
+                });
+                if pre.is_some() {
+                    self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
+                }
+            }
             "env" | "flock" | "watch" => {
                 // `env -S "cmd args"`, `flock F -c "cmd"`, `watch "cmd"`: the string is a command line.
                 let at = vals

@@ -3,7 +3,10 @@
 
 use tree_sitter::Node;
 
-use crate::effects::{brace_expand, is_url, url_host, Direction, EffectKind, EffectTarget};
+use crate::effects::{
+    brace_expand, glob_candidates, has_glob, is_secret_env, is_url, url_host, Direction,
+    EffectKind, EffectTarget,
+};
 use crate::judge::join_norm;
 
 use super::text::*;
@@ -98,7 +101,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 acc.iter().flat_map(|v| brace_expand(v)).collect()
             }
             "simple_expansion" | "expansion" => {
-                let var = n.named_child(0).filter(|v| v.kind() == "variable_name")?;
+                let var = n
+                    .named_child(0)
+                    .filter(|v| matches!(v.kind(), "variable_name" | "special_variable_name"))?;
                 if n.named_child_count() != 1 {
                     return None;
                 }
@@ -155,8 +160,16 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     None => return EffectTarget::Unknown,
                 }
             };
-            if !out.contains(&p) {
-                out.push(p);
+            let quoted = matches!(w.node.kind(), "string" | "raw_string");
+            let globbed = if !quoted && has_glob(&p) {
+                glob_candidates(&p)
+            } else {
+                Vec::new()
+            };
+            for p in std::iter::once(p).chain(globbed) {
+                if !out.contains(&p) && out.len() < MAX_VALUES {
+                    out.push(p);
+                }
             }
         }
         match out.len() {
@@ -205,6 +218,27 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
     }
 
+    /// `$NAME` / `${NAME}` of a credential variable the script did not set itself.
+    pub(super) fn env_read(&mut self, n: Node<'t>) {
+        let Some(var) = n.named_child(0).filter(|v| v.kind() == "variable_name") else {
+            return;
+        };
+        let name = self.text(var);
+        if !is_secret_env(name) || self.vars.contains_key(name) {
+            return;
+        }
+        let at = self.base.unwrap_or(pos(n));
+        let ev = self.text(n);
+        self.sink.effect(
+            EffectKind::EnvRead {
+                name: name.to_owned(),
+            },
+            EffectTarget::Resolved(name.to_owned()),
+            at,
+            ev,
+        );
+    }
+
     /// A redirection of a command to or from a file.
     pub(super) fn redirect_effect(&mut self, op: &str, dest: Node<'t>, at: Node<'t>, ev: &str) {
         let kind = match op {
@@ -250,7 +284,77 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
             }
         }
+        if inv.wrappers.last().is_some_and(|w| w == "xargs") && DELETERS.contains(&name) {
+            // `find / | xargs rm -rf`: the operands are what the pipeline listed.
+            let target = self.last_listed.clone().unwrap_or(EffectTarget::Unknown);
+            self.sink.effect(EffectKind::FileDelete, target, at, ev);
+        }
+        if inv.wrappers.iter().any(|w| w == "find") && vals.contains(&"{}") {
+            // `find ROOT -exec rm {} \;`: `{}` is each file under the roots.
+            let kind = if DELETERS.contains(&name) || name == "mv" {
+                Some(EffectKind::FileDelete)
+            } else if MODE_SETTERS.contains(&name) {
+                Some(EffectKind::Chmod)
+            } else if READERS.contains(&name) || matches!(name, "cp" | "grep" | "curl") {
+                Some(EffectKind::FileRead)
+            } else {
+                None
+            };
+            if let Some(kind) = kind {
+                let target = self.find_roots(inv.node);
+                self.sink.effect(kind, target, at, ev);
+            }
+            if matches!(name, "curl" | "wget") {
+                let sends = self.find_roots(inv.node).values().first().cloned();
+                self.network(None, None, None, Direction::Upload, sends, at, ev);
+            }
+            return;
+        }
         match name {
+            "printenv" | "env" | "export" | "declare" | "set" if operands.is_empty() => {
+                // The whole environment (`env`, `printenv`, `export -p`).
+                let dumps = match name {
+                    "set" => vals.is_empty(),
+                    "export" => vals.is_empty() || vals == ["-p"],
+                    "declare" => vals.is_empty() || vals == ["-x"] || vals == ["-p"],
+                    _ => true,
+                };
+                if dumps {
+                    self.sink.effect(
+                        EffectKind::EnvRead {
+                            name: "*".to_owned(),
+                        },
+                        EffectTarget::Unknown,
+                        at,
+                        ev,
+                    );
+                }
+            }
+            "printenv" => {
+                for w in &operands {
+                    let name = w.val().to_owned();
+                    self.sink.effect(
+                        EffectKind::EnvRead { name: name.clone() },
+                        EffectTarget::Resolved(name),
+                        at,
+                        ev,
+                    );
+                }
+            }
+            "rg" if vals
+                .iter()
+                .any(|v| *v == "--pre" || v.starts_with("--pre=")) =>
+            {
+                let pre = vals.iter().enumerate().find_map(|(i, v)| {
+                    v.strip_prefix("--pre=").map(str::to_owned).or_else(|| {
+                        (*v == "--pre")
+                            .then(|| vals.get(i + 1).map(|s| (*s).to_owned()))
+                            .flatten()
+                    })
+                });
+                let target = pre.map_or(EffectTarget::Unknown, |p| self.str_target(&p));
+                self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
+            }
             "cd" | "pushd" => {
                 self.cwd = match operands.first() {
                     None => Some("~".to_owned()),
@@ -261,7 +365,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 };
             }
             n if SHELLS.contains(&n) => {
-                if let Some(w) = operands.first() {
+                let inline = vals.iter().any(|v| matches!(*v, "-c" | "-e" | "-m" | "-E"));
+                if let Some(w) = operands.first().filter(|_| !inline) {
                     if !w.val().starts_with('-') {
                         let target = self.path_target(w);
                         self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
@@ -305,6 +410,19 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     };
                     self.sink.effect(kind, EffectTarget::Resolved(c), at, ev);
                 }
+                let listed: Vec<String> = roots
+                    .iter()
+                    .flat_map(|w| self.path_target(w).values().to_vec())
+                    .collect();
+                self.last_listed = match listed.len() {
+                    0 => self
+                        .cwd
+                        .clone()
+                        .filter(|c| c.starts_with('/'))
+                        .map(EffectTarget::Resolved),
+                    1 => Some(EffectTarget::Resolved(listed[0].clone())),
+                    _ => Some(EffectTarget::Set(listed)),
+                };
                 for w in roots {
                     self.file_effect(EffectKind::DirList, w, at, ev);
                     if delete {
@@ -345,6 +463,22 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     } else {
                         EffectKind::FileRead
                     };
+                    let symbolic = name == "ln"
+                        && vals.iter().any(|v| {
+                            *v == "--symbolic"
+                                || (v.starts_with('-') && !v.starts_with("--") && v.contains('s'))
+                        });
+                    let relative = w.lit.as_deref().is_some_and(|v| !v.starts_with(['/', '~']));
+                    if symbolic && relative {
+                        // A relative link target is taken from the link's own directory.
+                        if let EffectTarget::Resolved(d) = self.path_target(dest) {
+                            let dir = d.rsplit_once('/').map_or("", |(h, _)| h);
+                            let src = w.lit.clone().unwrap_or_default();
+                            let target = EffectTarget::Resolved(join_norm(dir, &src));
+                            self.sink.effect(kind, target, at, ev);
+                            continue;
+                        }
+                    }
                     self.file_effect(kind, w, at, ev);
                     if remote(dest) {
                         let (host, port) = url_host(&format!("x://{}", dest.val()));
@@ -445,6 +579,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     ev,
                 );
             }
+            // `crontab -l`, `at -l`: listing the jobs installs nothing.
+            "crontab" | "at"
+                if vals.contains(&"-l")
+                    && !vals.iter().any(|v| matches!(*v, "-r" | "-e" | "-")) => {}
             "crontab" | "at" | "batch" => {
                 self.sink.effect(
                     EffectKind::Persistence,
@@ -454,6 +592,44 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 );
             }
             _ => {}
+        }
+    }
+
+    /// The roots of the `find` command `node` (the words after `find` before its first test).
+    fn find_roots(&self, node: Node<'t>) -> EffectTarget {
+        let mut cursor = node.walk();
+        let words: Vec<Word<'t>> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "variable_assignment" && c.kind() != "file_redirect")
+            .map(|c| {
+                self.word(
+                    c.named_child(0)
+                        .filter(|_| c.kind() == "command_name")
+                        .unwrap_or(c),
+                )
+            })
+            .collect();
+        let Some(start) = words.iter().position(|w| w.val() == "find") else {
+            return EffectTarget::Unknown;
+        };
+        let mut out: Vec<String> = Vec::new();
+        for w in words[start + 1..]
+            .iter()
+            .take_while(|w| !w.val().starts_with(['-', '(', '!']))
+        {
+            match self.path_target(w) {
+                EffectTarget::Unknown => return EffectTarget::Unknown,
+                t => out.extend(t.values().iter().cloned()),
+            }
+        }
+        match out.len() {
+            0 => self
+                .cwd
+                .clone()
+                .filter(|c| c.starts_with('/'))
+                .map_or(EffectTarget::Unknown, EffectTarget::Resolved),
+            1 => EffectTarget::Resolved(out.remove(0)),
+            _ => EffectTarget::Set(out),
         }
     }
 
@@ -635,6 +811,11 @@ fn is_effect_command(name: &str) -> bool {
                 | "crontab"
                 | "at"
                 | "batch"
+                | "printenv"
+                | "env"
+                | "export"
+                | "declare"
+                | "set"
         )
 }
 

@@ -282,6 +282,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             return;
         };
         let fname = self.text(name).to_owned();
+        self.functions.insert(fname.clone(), body);
         for d in descendants(body) {
             if d.kind() != "command" {
                 continue;
@@ -312,6 +313,56 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 self.push(finding(id::BASH_FORK_BOMB, self.text(n)), n);
                 return;
             }
+        }
+    }
+
+    /// A call of a function defined in the script, with literal arguments: its body is walked
+    /// again with `$1`, `$2`, ... `$@` bound, so `f() { rm -rf "$1"; }; f /` deletes `/`.
+    pub(super) fn inline_call(&mut self, inv: &Inv<'t>) {
+        let Some(body) = inv
+            .name
+            .as_deref()
+            .and_then(|n| self.functions.get(n))
+            .copied()
+        else {
+            return;
+        };
+        if self.inlining >= MAX_INLINE_DEPTH || self.inlined >= MAX_INLINED {
+            return;
+        }
+        let mut args: Vec<String> = Vec::new();
+        for a in &inv.args {
+            match self.values(a.node) {
+                Some(mut v) if v.len() == 1 => args.push(v.remove(0)),
+                _ => return,
+            }
+        }
+        let mut names: Vec<String> = (1..=args.len()).map(|i| i.to_string()).collect();
+        names.extend(["@".to_owned(), "*".to_owned(), "#".to_owned()]);
+        let saved: Vec<(String, Option<Vec<String>>)> = names
+            .iter()
+            .map(|n| (n.clone(), self.vars.get(n).cloned()))
+            .collect();
+        for (i, a) in args.iter().enumerate() {
+            self.vars.insert((i + 1).to_string(), vec![a.clone()]);
+        }
+        if args.len() == 1 {
+            self.vars.insert("@".to_owned(), args.clone());
+        } else {
+            self.vars.remove("@");
+        }
+        self.vars.insert("*".to_owned(), vec![args.join(" ")]);
+        self.vars
+            .insert("#".to_owned(), vec![args.len().to_string()]);
+        self.inlining += 1;
+        self.inlined += 1;
+        self.visit(body);
+        self.inlining -= 1;
+        for (n, v) in saved {
+            match v {
+                Some(v) => self.vars.insert(n, v),
+                None => self.vars.remove(&n),
+            };
         }
     }
 }

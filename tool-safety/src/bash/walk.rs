@@ -39,6 +39,10 @@ pub(crate) fn scan(
         vars: HashMap::new(),
         cwd: Some(String::new()),
         own_pids: Vec::new(),
+        functions: HashMap::new(),
+        inlining: 0,
+        inlined: 0,
+        last_listed: None,
     };
     if root.has_error() {
         let at = first_error(root).unwrap_or(root);
@@ -146,7 +150,20 @@ pub(super) struct Bash<'a, 's, 't> {
     pub(super) cwd: Option<String>,
     /// Variables holding the PID of a job the script started (`PID=$!`).
     pub(super) own_pids: Vec<String>,
+    /// Bodies of the functions defined so far, by name, for calls with literal arguments.
+    pub(super) functions: HashMap<String, Node<'t>>,
+    /// Function bodies being walked again for a call (nesting).
+    pub(super) inlining: usize,
+    /// Function calls walked again so far (a budget for the whole script).
+    pub(super) inlined: usize,
+    /// What the last `find` / `ls` listed: what `| xargs CMD` gets as operands.
+    pub(super) last_listed: Option<crate::effects::EffectTarget>,
 }
+
+/// Deepest nesting of function calls walked again with their arguments bound.
+pub(super) const MAX_INLINE_DEPTH: usize = 2;
+/// Most function calls walked again per script.
+pub(super) const MAX_INLINED: usize = 16;
 
 pub(super) fn pos(n: Node<'_>) -> (u32, u32) {
     let p = n.start_position();
@@ -228,6 +245,25 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             "function_definition" => self.function(n),
+            "declaration_command" => {
+                // `export`, `export -p`, `declare -x`: the whole environment printed.
+                let t = self.text(n).trim();
+                if matches!(
+                    t,
+                    "export" | "export -p" | "declare -x" | "declare -p" | "typeset -x"
+                ) {
+                    let at = self.base.unwrap_or(pos(n));
+                    self.sink.effect(
+                        crate::effects::EffectKind::EnvRead {
+                            name: "*".to_owned(),
+                        },
+                        crate::effects::EffectTarget::Unknown,
+                        at,
+                        t,
+                    );
+                }
+            }
+            "simple_expansion" | "expansion" => self.env_read(n),
             "word" | "raw_string" | "string_content" => {
                 if paths::is_dev_net(self.text(n)) {
                     self.push(finding(id::BASH_REVERSE_SHELL, self.text(n)), n);

@@ -184,7 +184,19 @@ impl<'t, 's: 't> Py<'_, 's> {
                 self.fx(EffectKind::Chmod, p0, c)
             }
             "os.symlink" | "os.link" => {
-                self.fx(EffectKind::FileRead, p0, c);
+                let src = p0.and_then(|e| self.path_value(e, 0));
+                let dst = p1.and_then(|e| self.path_value(e, 0));
+                match (q, src, dst) {
+                    // A relative link target is taken from the link's own directory.
+                    ("os.symlink", Some(s), Some(d)) if !s.starts_with(['/', '~']) => {
+                        let dir = d.rsplit_once('/').map_or("", |(h, _)| h);
+                        let at = self.at(c.range());
+                        let ev = self.text(c.range()).to_owned();
+                        let t = EffectTarget::Resolved(crate::judge::join_norm(dir, &s));
+                        self.sink.effect(EffectKind::FileRead, t, at, &ev);
+                    }
+                    _ => self.fx(EffectKind::FileRead, p0, c),
+                }
                 self.fx(EffectKind::Link, p1, c);
             }
             "os.mkdir" | "os.makedirs" => self.fx(EffectKind::FileCreate, p0, c),

@@ -121,6 +121,12 @@ impl<'t, 's: 't> Py<'_, 's> {
                     _ => None,
                 }
             }
+            Expr::Attribute(_) => match self.resolve(e, depth + 1)?.as_str() {
+                "os.sep" | "os.path.sep" | "os.altsep" => Some("/".to_owned()),
+                "os.curdir" | "os.path.curdir" => Some(".".to_owned()),
+                "os.pardir" | "os.path.pardir" => Some("..".to_owned()),
+                _ => None,
+            },
             Expr::Subscript(s) => {
                 let v = self.resolve(&s.value, depth + 1)?;
                 let k = self.string(&s.slice)?;
@@ -156,6 +162,16 @@ impl<'t, 's: 't> Py<'_, 's> {
                             .then(|| "~".to_owned())
                     }
                     Some("os.getcwd") => Some(".".to_owned()),
+                    Some("chr") => {
+                        // `chr(47)`: one character of a literal code point.
+                        let Some(Expr::NumberLiteral(n)) = first else {
+                            return None;
+                        };
+                        let ruff_python_ast::Number::Int(i) = &n.value else {
+                            return None;
+                        };
+                        char::from_u32(u32::try_from(i.as_u64()?).ok()?).map(String::from)
+                    }
                     Some(q) if q.ends_with("Path.home") || q == "os.path.expanduser" => {
                         Some("~".to_owned())
                     }

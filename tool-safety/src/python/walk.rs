@@ -61,6 +61,10 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         tainted: HashSet::new(),
         downloaded_files: Vec::new(),
         file_content: HashMap::new(),
+        functions: HashMap::new(),
+        inlined: 0,
+        decoded: HashSet::new(),
+        handles: HashMap::new(),
         socket_at: None,
         stream_hijack_at: None,
         network: false,
@@ -183,7 +187,19 @@ pub(super) struct Py<'a, 's> {
     pub(super) parents: Vec<TextRange>,
     /// Loops being walked: their range, and whether they iterate over a dangerous walk.
     pub(super) loops: Vec<(TextRange, bool)>,
+    /// Functions defined so far, by name: their parameters and body text, for calls with
+    /// constant arguments.
+    pub(super) functions: HashMap<String, (Vec<String>, String)>,
+    /// Function calls scanned again with their arguments bound, so far.
+    pub(super) inlined: usize,
+    /// Names bound to a decoded payload (`code = base64.b64decode(...)`).
+    pub(super) decoded: HashSet<String>,
+    /// Names bound to files opened for writing (`with open(p, 'wb') as f`), by the file's path.
+    pub(super) handles: HashMap<String, String>,
 }
+
+/// Most function calls scanned again per script.
+pub(super) const MAX_INLINED: usize = 16;
 
 /// Names a star import could bring in that matter to the rules.
 pub(super) const STAR_NAMES: &[&str] = &[
@@ -299,6 +315,18 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 }
             }
             AnyNodeRef::ExprCall(c) => self.call(c),
+            AnyNodeRef::StmtFunctionDef(f) => self.define(f),
+            AnyNodeRef::StmtWith(w) => {
+                for item in &w.items {
+                    if let Some(Expr::Name(n)) = item.optional_vars.as_deref() {
+                        match self.opened_for_write(&item.context_expr) {
+                            Some(p) => self.handles.insert(n.id.as_str().to_owned(), p),
+                            None => self.handles.remove(n.id.as_str()),
+                        };
+                    }
+                }
+            }
+            AnyNodeRef::ExprBinOp(b) => self.huge_allocation(b),
             AnyNodeRef::ExprName(n) if n.id.as_str() == "__builtins__" => {
                 self.builtins(n.range, parent);
             }
@@ -306,6 +334,11 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 self.builtins(n.range, parent);
             }
             AnyNodeRef::ExprSubscript(s) => {
+                if self.resolve(&s.value, 0).as_deref() == Some("os.environ") {
+                    if let Some(name) = self.string(&s.slice) {
+                        self.env_read(&name, s.range);
+                    }
+                }
                 if let Expr::Call(c) = &*s.value {
                     let f = self.text(c.func.range());
                     if matches!(f, "globals" | "locals" | "vars") {
@@ -412,11 +445,24 @@ impl<'t, 's: 't> Py<'_, 's> {
 
     /// `target = value`; `last` is false for the outer targets of a chained assignment.
     pub(super) fn assignment(&mut self, target: &'t Expr, value: &'t Expr, last: bool) {
+        if let Expr::Tuple(t) = target {
+            self.unpack(&t.elts, value);
+            return;
+        }
         let Expr::Name(left) = target else {
             return;
         };
         let name = left.id.as_str().to_owned();
         self.bind_content(&name, value);
+        match self.opened_for_write(value) {
+            Some(p) => self.handles.insert(name.clone(), p),
+            None => self.handles.remove(&name),
+        };
+        if self.decodes(value) {
+            self.decoded.insert(name.clone());
+        } else {
+            self.decoded.remove(&name);
+        }
         if self.is_tainted(value) {
             self.tainted.insert(name.clone());
         } else {
@@ -488,6 +534,58 @@ impl<'t> Args<'t> {
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| *v)
+    }
+}
+
+impl<'t, 's: 't> Py<'_, 's> {
+    /// `a, b = '/etc', 'shadow'` and `d, n = os.path.split(p)`: each name gets its part; names
+    /// whose part is unknown are forgotten.
+    fn unpack(&mut self, names: &'t [Expr], value: &'t Expr) {
+        let parts: Option<Vec<Option<String>>> = match value {
+            Expr::Tuple(v) if v.elts.len() == names.len() => {
+                Some(v.elts.iter().map(|e| self.path_value(e, 0)).collect())
+            }
+            Expr::Call(c) if names.len() == 2 => {
+                let q = self.resolve(&c.func, 0).unwrap_or_default();
+                let arg = c.arguments.args.first().and_then(|a| self.path_value(a, 0));
+                match (q.as_str(), arg) {
+                    ("os.path.split", Some(p)) => {
+                        let (d, n) = p.rsplit_once('/').unwrap_or(("", p.as_str()));
+                        let d = if d.is_empty() && p.starts_with('/') {
+                            "/"
+                        } else {
+                            d
+                        };
+                        Some(vec![Some(d.to_owned()), Some(n.to_owned())])
+                    }
+                    ("os.path.splitext", Some(p)) => {
+                        let (stem, ext) = match p.rfind('.') {
+                            Some(i) if i > p.rfind('/').map_or(0, |s| s + 1) => {
+                                (p[..i].to_owned(), p[i..].to_owned())
+                            }
+                            _ => (p.clone(), String::new()),
+                        };
+                        Some(vec![Some(stem), Some(ext)])
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        for (i, n) in names.iter().enumerate() {
+            let Expr::Name(n) = n else { continue };
+            let name = n.id.as_str().to_owned();
+            self.tainted.remove(&name);
+            self.aliases.remove(&name);
+            match parts.as_ref().and_then(|p| p.get(i).cloned().flatten()) {
+                Some(v) => {
+                    self.consts.insert(name, Const::Str(v));
+                }
+                None => {
+                    self.consts.remove(&name);
+                }
+            }
+        }
     }
 }
 
