@@ -35,6 +35,7 @@ use crate::executor::{
 };
 use crate::reason::ReasonCode;
 use crate::registry::Registry;
+use crate::resource::Resources;
 
 /// Who answers approval requests on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -128,10 +129,14 @@ pub enum CallCommandError {
     Io(#[from] io::Error),
 }
 
-pub(super) fn run(registry: &Registry, args: &CallArgs) -> Result<ExitCode, CliError> {
+pub(super) fn run(
+    registry: &Registry,
+    resources: &Resources,
+    args: &CallArgs,
+) -> Result<ExitCode, CliError> {
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    run_call(Arc::new(registry.clone()), stdin, stdout, args)
+    run_call_with(Arc::new(registry.clone()), resources, stdin, stdout, args)
         .map_err(|e| CliError(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -143,7 +148,19 @@ pub fn run_call(
     output: impl Write,
     args: &CallArgs,
 ) -> Result<(), CallCommandError> {
+    run_call_with(registry, &Resources::new(), input, output, args)
+}
+
+/// [`run_call`] with the resources the tools' `State<T>` parameters take.
+pub fn run_call_with(
+    registry: Arc<Registry>,
+    resources: &Resources,
+    input: impl BufRead,
+    output: impl Write,
+    args: &CallArgs,
+) -> Result<(), CallCommandError> {
     let mut config = ExecutorConfig::new(&args.workspace)
+        .resources(resources)
         .error_budget(args.error_budget)
         .max_concurrency(args.max_concurrency)
         .scan(args.scan)
