@@ -121,6 +121,12 @@ impl ToolDef {
         self.async_fn
     }
 
+    /// Whether the tool was built with [`ToolDef::builder`] (its handler takes the JSON
+    /// arguments as they are, so the executor applies what its schema states first).
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.legacy_path_fields
+    }
+
     /// The declaration.
     pub fn decl(&self) -> &ToolDecl {
         &self.decl
