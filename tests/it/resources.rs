@@ -224,6 +224,7 @@ fn call_args(ws: &std::path::Path) -> CallArgs {
         max_concurrency: 4,
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
+        reply: None,
     }
 }
 

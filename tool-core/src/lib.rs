@@ -39,6 +39,7 @@ pub mod pin;
 pub mod process;
 pub mod reason;
 pub mod registry;
+pub mod reply;
 pub mod resource;
 pub mod sandbox;
 pub mod schema;
