@@ -18,6 +18,8 @@ mod mcp_proxy;
 mod path_guard;
 mod pin;
 mod regression_checklist;
+mod reply;
+mod resources;
 mod safety_cli;
 mod safety_corpus;
 mod safety_effects;

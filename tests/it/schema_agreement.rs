@@ -323,3 +323,61 @@ fn every_value_the_validator_accepts_deserializes_for_every_example_tool() {
         check_tool(tool);
     }
 }
+
+/// A dynamic tool reads the JSON itself: it receives what its schema states too (the default of a
+/// property the call left out, an integral number as an integer), so `n.as_u64()` works for
+/// `1.0` and `page` is there although the model omitted it.
+#[tokio::test]
+async fn a_builder_tool_receives_its_schema_defaults_and_integers() {
+    use tool_core::registry::ToolDef;
+    use tool_core::{CallOptions, CallStatus, Executor, ExecutorConfig, Risk, ToolOutcome};
+    let def = ToolDef::builder("paged")
+        .description("Page through results")
+        .risk(Risk::Safe)
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 0},
+                "page": {"type": "integer", "default": 3},
+                "scale": {"type": "number"}
+            },
+            "required": ["n"],
+            "additionalProperties": false
+        }))
+        .handler(|_ctx, args: Value| async move {
+            let n = args["n"].as_u64().ok_or("n is not an unsigned integer")?;
+            let page = args["page"].as_u64().ok_or("page is missing")?;
+            Ok::<_, String>(ToolOutcome::ok(
+                json!({"n": n, "page": page, "scale": args["scale"]}),
+            ))
+        })
+        .build()
+        .expect("valid");
+    let reg = std::sync::Arc::new(Registry::builder().tool(def).build().expect("valid"));
+    let ws = tempfile::tempdir().expect("tempdir");
+    let exec = Executor::new(reg, ExecutorConfig::new(ws.path())).expect("executor");
+    let session = exec.new_session();
+    for (text, want) in [
+        (
+            r#"{"tool": "paged", "args": {"n": 1.0}}"#,
+            json!({"n": 1, "page": 3, "scale": null}),
+        ),
+        (
+            r#"{"tool": "paged", "args": {"n": 1e2, "page": 2.0, "scale": 2.5}}"#,
+            json!({"n": 100, "page": 2, "scale": 2.5}),
+        ),
+    ] {
+        let r = exec.execute(&session, text, CallOptions::default()).await;
+        assert_eq!(r.status, CallStatus::Ok, "{text}: {r:?}");
+        assert_eq!(r.output, Some(want), "{text}");
+    }
+    // What the schema refuses still never reaches the handler.
+    let r = exec
+        .execute(
+            &session,
+            r#"{"tool": "paged", "args": {"n": 1.5}}"#,
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Refused, "{r:?}");
+}

@@ -50,7 +50,8 @@ async def run(expect, command):
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, elicitation_callback=elicitor) as session:
             init = await session.initialize()
-            check(init.server_info.name == "declared-tools", f"server name is declared-tools ({init.server_info.name})")
+            want_name = expect.get("server_name", "declared-tools")
+            check(init.server_info.name == want_name, f"server name is {want_name} ({init.server_info.name})")
             listed = {t.name: t for t in (await session.list_tools()).tools}
             if expect.get("exact_tool_list"):
                 check(sorted(listed) == sorted(expect["tools"]), f"tools/list is exactly {sorted(expect['tools'])} (got {sorted(listed)})")

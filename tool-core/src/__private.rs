@@ -16,6 +16,7 @@ pub use crate::guard::path::WorkspacePath;
 pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
 pub use crate::registry::registration::ToolRegistration;
 pub use crate::registry::{ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef};
+pub use crate::resource::{ResourceType, State};
 pub use crate::sandbox::call::SyncRunner;
 pub use std::boxed::Box;
 pub use std::sync::Arc;
@@ -320,6 +321,29 @@ pub fn async_tool_def(
     check_permissions: Option<PermissionCheck>,
 ) -> ToolDef {
     ToolDef::from_macro(decl, handler, check_permissions).async_handler()
+}
+
+/// The resource of a `State<T>` parameter. The executor checked at start-up that it is
+/// registered; a context built without the executor's resources refuses the call.
+pub fn state<T: Clone + Send + Sync + 'static>(
+    ctx: &ToolContext,
+) -> Result<State<T>, ArgumentError> {
+    ctx.resource::<T>().ok_or_else(|| {
+        ArgumentError::new(format!(
+            "the resource `{}` of a `State` parameter is not registered",
+            std::any::type_name::<T>()
+        ))
+    })
+}
+
+/// The resource type of a `State<T>` parameter, recorded in the registry entry.
+pub fn resource_type<T: ?Sized + 'static>() -> ResourceType {
+    ResourceType::of::<T>()
+}
+
+/// A `#[tool]` definition with the resources its `State<T>` parameters take.
+pub fn requires(def: ToolDef, resources: &[ResourceType]) -> ToolDef {
+    def.with_resources(resources.to_vec())
 }
 
 /// Wrap a `check_permissions = path` function. The signature is spelled out so a mismatch is

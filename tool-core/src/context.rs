@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::guard::path::WorkspacePath;
 use crate::process::Command;
+use crate::resource::{Resources, State};
 use crate::sandbox::call::{CallSandbox, SyncRunner};
 
 /// The cancellation token of calls and batches (re-exported so callers need no extra dependency).
@@ -213,6 +214,8 @@ pub struct ToolContext {
     paths: Vec<(String, WorkspacePath)>,
     // The call's confinement (its tool's class, deadline and record); `None` outside an executor.
     sandbox: Option<Arc<CallSandbox>>,
+    // The executor's resources, for `State<T>` parameters.
+    resources: Option<Arc<Resources>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -243,6 +246,7 @@ impl ToolContext {
             output_budget: None,
             paths: Vec::new(),
             sandbox: None,
+            resources: None,
         }
     }
 
@@ -265,6 +269,7 @@ impl ToolContext {
             output_budget: None,
             paths: Vec::new(),
             sandbox: None,
+            resources: None,
         }
     }
 
@@ -272,6 +277,18 @@ impl ToolContext {
     pub(crate) fn with_sandbox(mut self, sandbox: Option<Arc<CallSandbox>>) -> Self {
         self.sandbox = sandbox;
         self
+    }
+
+    /// The resources `State<T>` parameters are filled from (the executor sets its own; a test
+    /// that calls a handler directly sets them here).
+    pub fn with_resources(mut self, resources: Arc<Resources>) -> Self {
+        self.resources = Some(resources);
+        self
+    }
+
+    /// The resource of type `T`, for a `State<T>` parameter (used by `#[tool]`-generated code).
+    pub(crate) fn resource<T: Clone + Send + Sync + 'static>(&self) -> Option<State<T>> {
+        self.resources.as_deref()?.get::<T>()
     }
 
     /// Where a sync handler of this call runs (used by `#[tool]`-generated code).

@@ -53,6 +53,13 @@ impl ToolDecl {
     pub fn destructive(&self) -> bool {
         self.risk.is_destructive()
     }
+
+    /// `true` when calling twice has the effect of calling once: declared `idempotent`, or
+    /// read-only (a call that changes nothing is idempotent by definition). What every export
+    /// states (the canonical dump's `idempotent`, MCP's `idempotentHint`).
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent || self.read_only()
+    }
 }
 
 /// `true` when `name` is accepted by every model provider: `^[a-zA-Z0-9_-]{1,64}$`.

@@ -39,6 +39,8 @@ pub mod pin;
 pub mod process;
 pub mod reason;
 pub mod registry;
+pub mod reply;
+pub mod resource;
 pub mod sandbox;
 pub mod schema;
 pub mod status;
@@ -59,6 +61,7 @@ pub use guard::path::WorkspacePath;
 pub use outcome::{IntoToolOutcome, Json, Modified, ToolOutcome};
 pub use reason::ReasonCode;
 pub use registry::{Registry, RegistryError, ToolDef};
+pub use resource::State;
 pub use status::{CallStatus, Step};
 pub use tool_macros::tool;
 

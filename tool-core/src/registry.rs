@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use crate::context::ToolContext;
 use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ToolDecl};
 use crate::outcome::{IntoToolOutcome, ToolOutcome};
+use crate::resource::ResourceType;
 use dump::canonical_dump_of;
 pub use dump::decl_to_json;
 
@@ -57,6 +58,8 @@ pub struct ToolDef {
     // An async `#[tool]` function: its future touches nothing of the caller's runtime, so it
     // may run on a confined one.
     async_fn: bool,
+    // The types of the `State<T>` parameters of a `#[tool]`, checked at executor start.
+    resources: Vec<ResourceType>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -65,6 +68,7 @@ impl fmt::Debug for ToolDef {
             .field("decl", &self.decl)
             .field("check_permissions", &self.check_permissions.is_some())
             .field("legacy_path_fields", &self.legacy_path_fields)
+            .field("resources", &self.resources)
             .finish_non_exhaustive()
     }
 }
@@ -89,7 +93,20 @@ impl ToolDef {
             check_permissions,
             legacy_path_fields: false,
             async_fn: false,
+            resources: Vec::new(),
         }
+    }
+
+    /// Records the resources a `#[tool]`'s `State<T>` parameters take.
+    pub(crate) fn with_resources(mut self, resources: Vec<ResourceType>) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// The resource types the tool's `State<T>` parameters take ([`crate::resource`]): an
+    /// executor without one of them refuses to start.
+    pub fn resources(&self) -> &[ResourceType] {
+        &self.resources
     }
 
     /// Marks the handler as an async `#[tool]` function's.
@@ -102,6 +119,12 @@ impl ToolDef {
     /// confined runtime); `false` for sync and dynamic tools.
     pub fn is_async_fn(&self) -> bool {
         self.async_fn
+    }
+
+    /// Whether the tool was built with [`ToolDef::builder`] (its handler takes the JSON
+    /// arguments as they are, so the executor applies what its schema states first).
+    pub(crate) fn is_dynamic(&self) -> bool {
+        self.legacy_path_fields
     }
 
     /// The declaration.
@@ -319,6 +342,7 @@ impl ToolDefBuilder {
             check_permissions: self.check_permissions,
             legacy_path_fields: true,
             async_fn: false,
+            resources: Vec::new(),
         })
     }
 }

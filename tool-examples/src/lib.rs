@@ -14,6 +14,10 @@ mod limits;
 
 pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
 
+/// Longest value `remember` keeps, in characters: the session state is sent back to the model
+/// and copied into every later call's context, so it stays small.
+pub const MAX_MEMORY_CHARS: usize = 4096;
+
 /// The registry of the example tools (and only them).
 pub fn registry() -> Result<Registry, RegistryError> {
     Registry::builder()
@@ -299,7 +303,10 @@ pub fn get_weather(city: String, unit: TempUnit) -> Result<String, String> {
 /// * `key` - a short name, letters, digits, `_` and `-` only
 /// * `value` - the text to remember
 #[tool(risk = "mutation", idempotent)]
-pub fn remember(key: String, value: String) -> Result<(String, ContextModifier), String> {
+pub fn remember(
+    key: String,
+    #[schemars(length(max = MAX_MEMORY_CHARS))] value: String,
+) -> Result<(String, ContextModifier), String> {
     if key.is_empty()
         || key.len() > 64
         || !key
@@ -307,6 +314,12 @@ pub fn remember(key: String, value: String) -> Result<(String, ContextModifier),
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     {
         return Err("key must be 1 to 64 letters, digits, `_` or `-`".into());
+    }
+    // The schema refused longer values already (it counts characters, as this does).
+    if value.chars().count() > MAX_MEMORY_CHARS {
+        return Err(format!(
+            "value must be at most {MAX_MEMORY_CHARS} characters"
+        ));
     }
     let modifier = ContextModifier::new().with(format!("memory/{key}"), &value);
     Ok((format!("remembered `{key}`"), modifier))

@@ -4,5 +4,6 @@
 use tool_examples::demo;
 
 fn main() {
-    tool_core::cli::Cli::new().demo(demo::run).run()
+    // Named after this crate: `--help`, `--version` and MCP `serverInfo` say `tool-examples`.
+    tool_core::cli!().demo(demo::run).run()
 }

@@ -108,3 +108,42 @@ fn tool_scan_is_the_scan_command_alone() {
     let (code, _, stderr) = run_program(tool_scan, &["list"], "");
     assert_eq!(code, 2, "only scan's arguments are accepted: {stderr}");
 }
+
+#[test]
+fn help_and_version_name_the_application() {
+    let (code, stdout, stderr) = run(&["--version"], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        format!("tool-examples {}", env!("CARGO_PKG_VERSION"))
+    );
+    let (code, stdout, stderr) = run(&["--help"], "");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.starts_with(env!("CARGO_PKG_DESCRIPTION")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("tool-core"), "{stdout}");
+    // This program registers a demo, so it has the command.
+    assert!(stdout.contains("demo"), "{stdout}");
+}
+
+#[test]
+fn mcp_server_info_names_the_application() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let ws = ws.path().to_str().expect("a UTF-8 path");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}"#;
+    let (code, stdout, stderr) = run(
+        &["serve", "--stdio", "--workspace", ws],
+        &format!("{init}\n"),
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let reply: serde_json::Value =
+        serde_json::from_str(stdout.lines().next().expect("the initialize reply"))
+            .expect("JSON-RPC");
+    assert_eq!(
+        reply["result"]["serverInfo"],
+        serde_json::json!({"name": "tool-examples", "version": env!("CARGO_PKG_VERSION")}),
+        "{reply}"
+    );
+}

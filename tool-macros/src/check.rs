@@ -25,6 +25,32 @@ pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
     check_path_like_names(cx, attrs, tool);
     check_read_only_effects(cx, attrs, tool);
     check_parameter_attributes(cx, attrs, tool);
+    check_state_parameters(cx, tool);
+}
+
+/// A `State<T>` parameter is a resource, not an argument: nothing about it is in the schema.
+fn check_state_parameters(cx: &Ctxt, tool: &Tool<'_>) {
+    for input in &tool.inputs {
+        let Input::State(s) = input else {
+            continue;
+        };
+        for attr in &s.pat.attrs {
+            if crate::model::is_tool_param_attr(attr) {
+                cx.error_spanned_by(
+                    attr,
+                    "a `State<T>` parameter is a resource registered on the executor, not an argument: it has no schema, default or deserializer to configure",
+                );
+            }
+        }
+    }
+}
+
+/// The name a `State<T>` parameter is bound to, when it is a plain name.
+fn state_name(s: &crate::model::StateParam<'_>) -> Option<String> {
+    match &*s.pat.pat {
+        syn::Pat::Ident(p) => Some(crate::model::unraw(&p.ident)),
+        _ => None,
+    }
 }
 
 /// `#[schemars(..)]` keys that would make the schema say something the per-parameter
@@ -151,7 +177,7 @@ fn check_receiver(cx: &Ctxt, tool: &Tool<'_>) {
         if let Input::Receiver(r) = input {
             cx.error_spanned_by(
                 r,
-                "`#[tool]` functions cannot take `self`; make the tool a free function (keep state in the `ToolContext` or a static)",
+                "`#[tool]` functions cannot take `self`; make the tool a free function and take shared state as a `State<T>` parameter (registered on the executor with `ExecutorConfig::resource`)",
             );
         }
     }
@@ -279,6 +305,7 @@ fn check_argument_docs(cx: &Ctxt, tool: &Tool<'_>) {
     for doc in &tool.docs.args {
         let is_context = tool.inputs.iter().any(|i| match i {
             Input::Context(c) => c.pat.pat.to_token_stream().to_string() == doc.name,
+            Input::State(s) => state_name(s).as_deref() == Some(doc.name.as_str()),
             _ => false,
         });
         if tool.param(&doc.name).is_none() && !is_context {

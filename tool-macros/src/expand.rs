@@ -172,8 +172,31 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         quote!(let #binding = #value;)
     });
 
+    // `State<T>` parameters: taken from the context's resources (registered on the executor,
+    // checked at its start) before the handler's closure takes the context.
+    let states: Vec<&syn::Type> = tool
+        .inputs
+        .iter()
+        .filter_map(|i| match i {
+            Input::State(s) => Some(s.inner),
+            _ => None,
+        })
+        .collect();
+    let state_local = |i: usize| format_ident!("__state_{}", i);
+    // The type is inferred from the call, so a `T` that cannot be a resource is reported once,
+    // on the user's signature.
+    let state_bindings = (0..states.len()).map(|i| {
+        let binding = state_local(i);
+        quote!(let #binding = #pv::state(&__ctx)?;)
+    });
+    let mut next_state = 0usize;
     let call_args = tool.inputs.iter().filter_map(|i| match i {
         Input::Arg(p) => Some(local(p).to_token_stream()),
+        Input::State(_) => {
+            let binding = state_local(next_state);
+            next_state += 1;
+            Some(binding.to_token_stream())
+        }
         Input::Context(c) if c.by_ref => Some(quote!(&__ctx)),
         Input::Context(_) => Some(quote!(__ctx)),
         _ => None,
@@ -250,6 +273,35 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let fn_name = &tool.fn_name;
+    let def = quote! {
+        #pv::#def_fn(
+            #pv::ToolDecl {
+                name: #pv::string(#name),
+                description: #pv::string(#description),
+                input_schema: #pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*]),
+                output_schema: #output_schema,
+                risk: #pv::Risk::#risk,
+                concurrency_safe: #concurrency_safe,
+                idempotent: #idempotent,
+                open_world: #open_world,
+                path_args: #pv::strings(&[#(#guarded),*]),
+                script_args: #pv::strings(&[#(#script_args),*]),
+                script_lang: #script_lang,
+                timeout: #timeout,
+                source: #pv::string(::core::concat!(::core::module_path!(), "::", #fn_name)),
+            },
+            __handler,
+            #check_permissions,
+        )
+    };
+    let def = if states.is_empty() {
+        def
+    } else {
+        let types = states
+            .iter()
+            .map(|inner| quote!(#pv::resource_type::<#inner>()));
+        quote!(#pv::requires(#def, &[#(#types),*]))
+    };
 
     let func = crate::model::strip_param_attrs(func);
     quote! {
@@ -274,29 +326,12 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                         let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
                         let __args = __Args { #(#extract,)* };
                         #(#bindings)*
+                        #(#state_bindings)*
                         #runner
                         ::core::result::Result::Ok(#run)
                     },
                 );
-                #pv::#def_fn(
-                    #pv::ToolDecl {
-                        name: #pv::string(#name),
-                        description: #pv::string(#description),
-                        input_schema: #pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*]),
-                        output_schema: #output_schema,
-                        risk: #pv::Risk::#risk,
-                        concurrency_safe: #concurrency_safe,
-                        idempotent: #idempotent,
-                        open_world: #open_world,
-                        path_args: #pv::strings(&[#(#guarded),*]),
-                        script_args: #pv::strings(&[#(#script_args),*]),
-                        script_lang: #script_lang,
-                        timeout: #timeout,
-                        source: #pv::string(::core::concat!(::core::module_path!(), "::", #fn_name)),
-                    },
-                    __handler,
-                    #check_permissions,
-                )
+                #def
             }
 
             #pv::inventory::submit! {

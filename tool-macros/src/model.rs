@@ -22,6 +22,8 @@ pub(crate) enum Input<'a> {
     Arg(Param<'a>),
     /// `&ToolContext` or `ToolContext`.
     Context(ContextParam<'a>),
+    /// `State<T>`: a resource registered on the executor, not an argument.
+    State(StateParam<'a>),
     /// A borrowed parameter (arguments are deserialized, so they must be owned).
     Borrowed(&'a syn::TypeReference),
     /// A parameter whose pattern is not a plain name.
@@ -61,6 +63,13 @@ impl Param<'_> {
         }
         out
     }
+}
+
+/// A `State<T>` parameter.
+pub(crate) struct StateParam<'a> {
+    pub(crate) pat: &'a syn::PatType,
+    /// `T`.
+    pub(crate) inner: &'a Type,
 }
 
 /// The context parameter.
@@ -158,6 +167,12 @@ fn input(arg: &FnArg) -> Input<'_> {
         FnArg::Receiver(r) => return Input::Receiver(r),
         FnArg::Typed(pat) => pat,
     };
+    // `State<T>` (one type argument) is a resource, whatever the pattern (`State(db): State<Db>`).
+    if last_ident(&pat.ty).as_deref() == Some("State") {
+        if let [inner] = type_args(&pat.ty).as_slice() {
+            return Input::State(StateParam { pat, inner });
+        }
+    }
     if let Type::Reference(r) = &*pat.ty {
         if r.mutability.is_none() && last_ident(&r.elem).as_deref() == Some("ToolContext") {
             return Input::Context(ContextParam { pat, by_ref: true });
@@ -197,7 +212,7 @@ pub(crate) fn is_schema_attr(attr: &Attribute) -> bool {
 
 /// `#[schemars(..)]`, `#[arg(..)]` or `#[serde(..)]` on a parameter: `#[tool]` reads (or refuses)
 /// them, and removes them from the function rustc sees.
-fn is_tool_param_attr(attr: &Attribute) -> bool {
+pub(crate) fn is_tool_param_attr(attr: &Attribute) -> bool {
     is_schema_attr(attr) || attr.path().is_ident("arg") || attr.path().is_ident("serde")
 }
 
@@ -446,6 +461,7 @@ mod tests {
                 Input::Context(_) => "ctx",
                 Input::Borrowed(_) => "borrowed",
                 Input::Unnamed(_) => "unnamed",
+                Input::State(_) => "state",
             })
             .collect();
         assert_eq!(

@@ -148,6 +148,37 @@ fn gemini_refuses_a_map_and_the_whole_export_fails_closed() {
 
 // ---------------------------------------------------------------- MCP
 
+/// The canonical dump and MCP say the same about idempotence: a read-only tool is idempotent
+/// whether or not it is declared so (`list_dir` and `read_file` here are not).
+#[test]
+fn mcp_and_the_canonical_dump_agree_on_idempotence() {
+    let reg = examples();
+    let canonical = export::export_value(&reg, Format::Canonical, LOOSE).expect("canonical");
+    let mcp = export::export_value(&reg, Format::Mcp, LOOSE).expect("mcp");
+    let by_name = |v: &Value, list: &str, key: &str| -> HashMap<String, Value> {
+        v[list]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| (t["name"].as_str().expect("name").to_owned(), t[key].clone()))
+            .collect()
+    };
+    let idempotent = by_name(&canonical, "tools", "idempotent");
+    let hints = by_name(&mcp, "tools", "annotations");
+    assert!(!idempotent.is_empty());
+    for (name, value) in &idempotent {
+        assert_eq!(&hints[name]["idempotentHint"], value, "{name}");
+    }
+    for t in reg.iter() {
+        if t.decl().read_only() {
+            assert_eq!(idempotent[&t.decl().name], json!(true), "{}", t.decl().name);
+        }
+    }
+    assert!(reg
+        .iter()
+        .any(|t| t.decl().read_only() && !t.decl().idempotent));
+}
+
 #[test]
 fn mcp_tools_list_has_annotations_from_declarations() {
     let reg = examples();

@@ -8,6 +8,12 @@ use serde_json::{Map, Number, Value};
 
 use super::types::{quoted, ParseError, ParseLimits, ToolCall};
 
+/// Keywords that start a Python statement: text starting with one is Python code.
+const STATEMENT_KEYWORDS: &[&str] = &[
+    "import", "from", "def", "class", "return", "raise", "del", "global", "nonlocal", "assert",
+    "pass", "yield", "async", "await", "try", "except", "finally", "while", "with",
+];
+
 /// Python keywords: never a tool name or an argument name.
 const RESERVED: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -136,6 +142,15 @@ impl Parser<'_> {
             return Err(self.err_at(start, "lambdas are not accepted"));
         }
         if RESERVED.contains(&name.as_str()) {
+            // `not json at all` is text, not a call to a keyword: only a keyword that is called,
+            // or that starts a Python statement, is reported as one.
+            let called = self.rest().trim_start().starts_with('(');
+            if !called && !STATEMENT_KEYWORDS.contains(&name.as_str()) {
+                return Err(self.err_at(
+                    start,
+                    "expected a tool call (a JSON object, or `name(key=value, ...)`), found text",
+                ));
+            }
             return Err(self.err_at(
                 start,
                 &format!("`{name}` is a Python keyword, not a tool name"),

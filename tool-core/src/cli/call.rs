@@ -35,6 +35,8 @@ use crate::executor::{
 };
 use crate::reason::ReasonCode;
 use crate::registry::Registry;
+use crate::reply::Provider;
+use crate::resource::Resources;
 
 /// Who answers approval requests on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -102,6 +104,11 @@ pub struct CallArgs {
     /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
     #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
     pub sandbox: SandboxArg,
+    /// Print each result as the provider's next message instead of a result line: `openai`
+    /// (`role: tool`), `responses` (`function_call_output`), `anthropic` (`tool_result` in a user
+    /// message), `gemini` (`functionResponse`), with the call's id.
+    #[arg(long, value_enum)]
+    pub reply: Option<Provider>,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -128,10 +135,14 @@ pub enum CallCommandError {
     Io(#[from] io::Error),
 }
 
-pub(super) fn run(registry: &Registry, args: &CallArgs) -> Result<ExitCode, CliError> {
+pub(super) fn run(
+    registry: &Registry,
+    resources: &Resources,
+    args: &CallArgs,
+) -> Result<ExitCode, CliError> {
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    run_call(Arc::new(registry.clone()), stdin, stdout, args)
+    run_call_with(Arc::new(registry.clone()), resources, stdin, stdout, args)
         .map_err(|e| CliError(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -143,7 +154,19 @@ pub fn run_call(
     output: impl Write,
     args: &CallArgs,
 ) -> Result<(), CallCommandError> {
+    run_call_with(registry, &Resources::new(), input, output, args)
+}
+
+/// [`run_call`] with the resources the tools' `State<T>` parameters take.
+pub fn run_call_with(
+    registry: Arc<Registry>,
+    resources: &Resources,
+    input: impl BufRead,
+    output: impl Write,
+    args: &CallArgs,
+) -> Result<(), CallCommandError> {
     let mut config = ExecutorConfig::new(&args.workspace)
+        .resources(resources)
         .error_budget(args.error_budget)
         .max_concurrency(args.max_concurrency)
         .scan(args.scan)
@@ -176,7 +199,7 @@ pub fn run_call(
     } else {
         LineMode::Single
     };
-    runtime.block_on(serve_lines_as(&executor, input, output, mode))
+    runtime.block_on(serve_lines_with(&executor, input, output, mode, args.reply))
 }
 
 /// Longest batch accepted on one line; a longer array is refused as a whole.
@@ -204,9 +227,21 @@ pub async fn serve_lines(
 /// [`serve_lines`], reading batches when `mode` is [`LineMode::Batch`].
 pub async fn serve_lines_as(
     executor: &Executor,
+    input: impl BufRead,
+    output: impl Write,
+    mode: LineMode,
+) -> Result<(), CallCommandError> {
+    serve_lines_with(executor, input, output, mode, None).await
+}
+
+/// [`serve_lines_as`], writing each line's results as `reply`'s next message
+/// ([`crate::reply`]) when given.
+pub async fn serve_lines_with(
+    executor: &Executor,
     mut input: impl BufRead,
     mut output: impl Write,
     mode: LineMode,
+    reply: Option<Provider>,
 ) -> Result<(), CallCommandError> {
     let session = executor.new_session();
     let limits = ParseLimits::default();
@@ -214,44 +249,24 @@ pub async fn serve_lines_as(
     let mut line_no: u64 = 0;
     while let Some(line) = read_bounded_line(&mut input, limit)? {
         line_no += 1;
-        let result_line = match line {
-            Line::Text(text) if text.trim().is_empty() => result_json(
-                line_no,
-                None,
-                CallStatus::Refused,
-                Some(ReasonCode::MalformedCall),
-                Some("empty line".to_owned()),
-                None,
-            ),
+        let results: Lined = match line {
+            Line::Text(text) if text.trim().is_empty() => Lined::Empty,
             Line::Text(text) => match batch_of(mode, text.trim(), &limits) {
-                Some(Ok(calls)) => {
-                    let results = executor
+                Some(Ok(calls)) => Lined::Batch(
+                    executor
                         .run_batch(&session, calls, BatchOptions::default())
-                        .await;
-                    Value::Array(
-                        results
-                            .into_iter()
-                            .enumerate()
-                            .map(|(i, r)| {
-                                let mut v = to_json(line_no, r);
-                                v["index"] = json!(i);
-                                v
-                            })
-                            .collect(),
-                    )
-                }
-                Some(Err(err)) => to_json(
-                    line_no,
+                        .await,
+                ),
+                Some(Err(err)) => Lined::One(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
                 ),
-                None => to_json(line_no, executor.execute_text(&session, text.trim()).await),
+                None => Lined::One(executor.execute_text(&session, text.trim()).await),
             },
             Line::TooLong => {
                 let err = ParseError::new(format!("the line is longer than {limit} bytes"));
-                to_json(
-                    line_no,
+                Lined::One(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
@@ -259,13 +274,36 @@ pub async fn serve_lines_as(
             }
             Line::NotUtf8 => {
                 let err = ParseError::new("the line is not valid UTF-8");
-                to_json(
-                    line_no,
+                Lined::One(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
                 )
             }
+        };
+        let result_line = match (results, reply) {
+            // Not a call: nothing to answer in a provider's shape, and it costs no budget.
+            (Lined::Empty, _) => result_json(
+                line_no,
+                None,
+                CallStatus::Refused,
+                Some(ReasonCode::MalformedCall),
+                Some("empty line".to_owned()),
+                None,
+            ),
+            (Lined::One(r), Some(provider)) => crate::reply::reply(&r, provider),
+            (Lined::Batch(rs), Some(provider)) => crate::reply::reply_batch(&rs, provider),
+            (Lined::One(r), None) => to_json(line_no, r),
+            (Lined::Batch(rs), None) => Value::Array(
+                rs.into_iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let mut v = to_json(line_no, r);
+                        v["index"] = json!(i);
+                        v
+                    })
+                    .collect(),
+            ),
         };
         let mut bytes = serde_json::to_vec(&result_line).map_err(io::Error::other)?;
         bytes.push(b'\n');
@@ -273,6 +311,13 @@ pub async fn serve_lines_as(
         output.flush()?;
     }
     Ok(())
+}
+
+/// What one input line came to.
+enum Lined {
+    Empty,
+    One(CallResult),
+    Batch(Vec<CallResult>),
 }
 
 /// In batch mode, a line that is a JSON array: each element parsed as one call (`None`: not a

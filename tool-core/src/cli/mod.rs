@@ -1,7 +1,7 @@
 //! The command line every tool program gets: `fn main() { tool_core::cli::run() }`.
 //!
 //! Commands: `list`, `doctor`, `dump`, `pin`, `verify`, `call`, `verify-audit`, and `demo` when the program registers one
-//! ([`Cli::demo`]); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
+//! ([`Cli::demo`]; absent otherwise); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
 //! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
 //! script gate; without it, tools with script arguments are refused.
 
@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::registry::{Registry, RegistryError};
+use crate::resource::Resources;
 
 pub mod call;
 mod doctor;
@@ -26,9 +27,9 @@ mod verify_audit;
 
 use shared::CliError;
 
-/// Declared, guarded tools: list, dump, call, scan, pin, verify, verify-audit, serve, demo.
+/// Declared, guarded tools: list, dump, call, scan, pin, verify, verify-audit, serve.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None)]
+#[command(about, long_about = None)]
 struct Args {
     #[command(subcommand)]
     command: Command,
@@ -51,34 +52,82 @@ pub type DemoError = Box<dyn std::error::Error + Send + Sync>;
 /// A program's `demo` command: a scripted session over the registry.
 pub type DemoFn = fn(&Registry, &DemoArgs) -> Result<ExitCode, DemoError>;
 
-/// An application's command line: the built-in commands, plus what the application adds.
+/// An application's command line: the built-in commands, under the application's name and
+/// version, with the resources its tools take, plus what the application adds.
+///
+/// [`cli!`](crate::cli!) starts one named after the calling crate (`CARGO_PKG_NAME`,
+/// `CARGO_PKG_VERSION`); [`Cli::new`] names it after the program file, without a version.
 ///
 /// ```no_run
 /// # use std::process::ExitCode;
-/// # use tool_core::cli::{Cli, DemoArgs, DemoError};
+/// # use tool_core::cli::{DemoArgs, DemoError};
 /// # use tool_core::Registry;
+/// # #[derive(Clone)]
+/// # struct Db;
 /// fn demo(_registry: &Registry, _args: &DemoArgs) -> Result<ExitCode, DemoError> {
 ///     Ok(ExitCode::SUCCESS)
 /// }
 ///
 /// fn main() {
-///     Cli::new().demo(demo).run()
+///     tool_core::cli!().resource(Db).demo(demo).run()
 /// }
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Cli {
+    name: Option<String>,
+    version: Option<String>,
+    about: Option<String>,
     demo: Option<DemoFn>,
+    resources: Resources,
+}
+
+/// A [`Cli`] named after the calling crate: `Cli::new().name(env!("CARGO_PKG_NAME"))
+/// .version(env!("CARGO_PKG_VERSION"))`, plus its `CARGO_PKG_DESCRIPTION` when it has one.
+#[macro_export]
+macro_rules! cli {
+    () => {
+        $crate::cli::Cli::new()
+            .name(::core::env!("CARGO_PKG_NAME"))
+            .version(::core::env!("CARGO_PKG_VERSION"))
+            .about(::core::env!("CARGO_PKG_DESCRIPTION"))
+    };
 }
 
 impl Cli {
-    /// The built-in commands only; `demo` says that no demo is registered.
+    /// The built-in commands only, named after the program file; no `demo` command.
     pub fn new() -> Self {
         Cli::default()
     }
 
-    /// Run `demo` for the `demo` command.
+    /// The name `--help`, `--version` and MCP `serverInfo` give.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The version `--version` and MCP `serverInfo` give (without one, there is no `--version`).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = Some(version.into());
+        self
+    }
+
+    /// The one-line description `--help` gives (an empty one is ignored).
+    pub fn about(mut self, about: impl Into<String>) -> Self {
+        let about = about.into();
+        self.about = (!about.trim().is_empty()).then_some(about);
+        self
+    }
+
+    /// Add a `demo` command that runs `demo`.
     pub fn demo(mut self, demo: DemoFn) -> Self {
         self.demo = Some(demo);
+        self
+    }
+
+    /// Register a resource the tools' `State<T>` parameters take (see [`crate::resource`]),
+    /// for every command that runs tools (`call`, `serve`).
+    pub fn resource<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.resources.insert(value);
         self
     }
 
@@ -94,7 +143,7 @@ impl Cli {
         if let Some(code) = crate::sandbox::dispatch_helper() {
             std::process::exit(code);
         }
-        let code = match parse(std::env::args_os()) {
+        let code = match self.parse(std::env::args_os()) {
             Err(code) => code,
             Ok(command) if !command.needs_registry() => finish(self.dispatch(None, command)),
             Ok(command) => match Registry::from_inventory() {
@@ -118,38 +167,126 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        match parse(args) {
+        match self.parse(args) {
             Ok(command) => finish(self.dispatch(Some(registry), command)),
             Err(code) => code,
         }
     }
 
+    /// The clap command: the built-in commands under the application's name, `demo` when one is
+    /// registered.
+    fn command(&self, program: Option<&std::ffi::OsStr>) -> clap::Command {
+        let mut cmd = <Args as clap::CommandFactory>::command();
+        let name = self.name.clone().or_else(|| {
+            program
+                .map(std::path::Path::new)
+                .and_then(std::path::Path::file_stem)
+                .map(|s| s.to_string_lossy().into_owned())
+        });
+        if let Some(name) = name {
+            cmd = cmd.name(name);
+        }
+        cmd = match &self.version {
+            Some(v) => cmd.version(v.clone()),
+            None => cmd.disable_version_flag(true),
+        };
+        if let Some(about) = &self.about {
+            cmd = cmd.about(about.clone());
+        }
+        if self.demo.is_some() {
+            let demo = clap::Command::new("demo").about(
+                "Run the program's scripted agent session through the executor in a fresh temporary workspace",
+            );
+            cmd = cmd.subcommand(<DemoArgs as clap::Args>::augment_args(demo));
+        }
+        cmd
+    }
+
+    /// Parse the arguments; on failure (or `--help`/`--version`) print clap's text and return
+    /// the exit code.
+    fn parse<I, T>(&self, args: I) -> Result<Parsed, ExitCode>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        let report = |e: clap::Error| {
+            let _ = e.print();
+            if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        };
+        let matches = self
+            .command(args.first().map(std::ffi::OsString::as_os_str))
+            .try_get_matches_from(args)
+            .map_err(report)?;
+        if let Some(("demo", sub)) = matches.subcommand() {
+            let demo = <DemoArgs as clap::FromArgMatches>::from_arg_matches(sub).map_err(report)?;
+            return Ok(Parsed::Demo(demo));
+        }
+        <Args as clap::FromArgMatches>::from_arg_matches(&matches)
+            .map(|a| Parsed::Builtin(a.command))
+            .map_err(report)
+    }
+
+    /// The `serverInfo` MCP `serve` announces: the application's name and version.
+    #[cfg(feature = "mcp")]
+    fn server_info(&self) -> crate::mcp::ServerInfo {
+        let default = crate::mcp::ServerInfo::default();
+        crate::mcp::ServerInfo::new(
+            self.name.clone().unwrap_or(default.name),
+            self.version.clone().unwrap_or(default.version),
+        )
+    }
+
     /// Run one command. `registry` is `None` only for commands that do not need it.
-    fn dispatch(
-        &self,
-        registry: Option<&Registry>,
-        command: Command,
-    ) -> Result<ExitCode, CliError> {
+    fn dispatch(&self, registry: Option<&Registry>, command: Parsed) -> Result<ExitCode, CliError> {
         let registry =
             || registry.ok_or_else(|| CliError("this command needs the tool registry".into()));
+        let command = match command {
+            Parsed::Demo(args) => {
+                return match self.demo {
+                    Some(demo) => demo(registry()?, &args).map_err(|e| CliError(e.to_string())),
+                    None => Err(CliError("this program registers no demo".into())),
+                }
+            }
+            Parsed::Builtin(command) => command,
+        };
         match command {
             Command::List => list::run(registry()?),
             Command::Doctor => doctor::run(registry()?),
-            Command::Demo(args) => match self.demo {
-                Some(demo) => demo(registry()?, &args).map_err(|e| CliError(e.to_string())),
-                None => Err(CliError("this program registers no demo".into())),
-            },
             Command::Dump(args) => dump::run(registry()?, &args),
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),
-            Command::Call(args) => call::run(registry()?, &args),
+            Command::Call(args) => call::run(registry()?, &self.resources, &args),
             Command::VerifyAudit(args) => verify_audit::run(&args),
             #[cfg(feature = "mcp")]
-            Command::Serve(args) => serve::run_serve(registry()?, &args),
+            Command::Serve(args) => {
+                serve::run_serve(registry()?, &self.resources, self.server_info(), &args)
+            }
             #[cfg(feature = "mcp")]
             Command::Proxy(args) => serve::run_proxy(&args),
             #[cfg(feature = "safety")]
             Command::Scan(args) => scan::run(&args),
+        }
+    }
+}
+
+/// A parsed command line: a built-in command, or the application's `demo`.
+#[derive(Debug)]
+enum Parsed {
+    Builtin(Command),
+    Demo(DemoArgs),
+}
+
+impl Parsed {
+    /// Whether the command reads the tool registry.
+    fn needs_registry(&self) -> bool {
+        match self {
+            Parsed::Demo(_) => true,
+            Parsed::Builtin(c) => c.needs_registry(),
         }
     }
 }
@@ -161,9 +298,6 @@ enum Command {
     /// Say what kernel confinement this machine offers (Landlock, seccomp, namespaces) and what
     /// the executor makes of it.
     Doctor,
-    /// Run the program's scripted agent session through the executor in a fresh temporary
-    /// workspace (when the program registers one).
-    Demo(DemoArgs),
     /// Print the tool schemas in a provider's format.
     Dump(dump::DumpArgs),
     /// Write the canonical dump and its SHA-256 into a directory.
@@ -208,16 +342,6 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     Cli::new().run_with(registry, args)
-}
-
-/// Parse the arguments; on failure (or `--help`/`--version`) print clap's text and return the
-/// exit code.
-fn parse<I, T>(args: I) -> Result<Command, ExitCode>
-where
-    I: IntoIterator<Item = T>,
-    T: Into<std::ffi::OsString> + Clone,
-{
-    parse_as::<Args, _, _>(args).map(|cli| cli.command)
 }
 
 fn parse_as<P: Parser, I, T>(args: I) -> Result<P, ExitCode>
@@ -292,9 +416,48 @@ mod tests {
     }
 
     #[test]
-    fn demo_without_a_registered_demo_fails() {
+    fn demo_is_not_a_command_without_a_registered_demo() {
+        // clap's usage error: `demo` is an unknown subcommand.
         let code = run_with(&empty(), ["prog", "demo"]);
-        assert_eq!(code, ExitCode::from(1));
+        assert_eq!(code, ExitCode::from(2));
+        let help = Cli::new().command(None).render_help().to_string();
+        assert!(!help.contains("demo"), "{help}");
+        fn demo(_: &Registry, _: &DemoArgs) -> Result<ExitCode, DemoError> {
+            Ok(ExitCode::SUCCESS)
+        }
+        let help = Cli::new()
+            .demo(demo)
+            .command(None)
+            .render_help()
+            .to_string();
+        assert!(help.contains("demo"), "{help}");
+    }
+
+    #[test]
+    fn the_command_line_is_named_after_the_application() {
+        let cli = crate::cli!();
+        let cmd = cli.command(Some("/usr/bin/whatever".as_ref()));
+        assert_eq!(cmd.get_name(), "tool-core");
+        assert_eq!(cmd.get_version(), Some(env!("CARGO_PKG_VERSION")));
+        let cmd = Cli::new()
+            .name("myapp")
+            .version("9.8.7")
+            .about("My application's tools.")
+            .command(None);
+        assert_eq!(cmd.get_name(), "myapp");
+        assert_eq!(cmd.render_version().trim(), "myapp 9.8.7");
+        assert!(cmd
+            .clone()
+            .render_help()
+            .to_string()
+            .contains("My application's tools."));
+        // Without a name: the program file's; without a version: no `--version`.
+        let cmd = Cli::new().command(Some("/opt/bin/agent-tools".as_ref()));
+        assert_eq!(cmd.get_name(), "agent-tools");
+        assert_eq!(
+            Cli::new().run_with(&empty(), ["prog", "--version"]),
+            ExitCode::from(2)
+        );
     }
 
     #[test]

@@ -16,8 +16,9 @@ use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ProxyConfig};
-use crate::mcp::ExecutorBackend;
+use crate::mcp::{ExecutorBackend, Named, ServerInfo};
 use crate::registry::Registry;
+use crate::resource::Resources;
 
 /// Executor settings shared by `serve` and `proxy`.
 #[derive(Debug, Args)]
@@ -41,9 +42,14 @@ pub(crate) struct ExecArgs {
 }
 
 impl ExecArgs {
-    fn executor(&self, registry: Registry) -> Result<Arc<Executor>, CliError> {
+    fn executor(
+        &self,
+        registry: Registry,
+        resources: &Resources,
+    ) -> Result<Arc<Executor>, CliError> {
         let mut config = super::shared::executor_config(
             ExecutorConfig::new(&self.workspace)
+                .resources(resources)
                 .error_budget(self.error_budget)
                 .sandbox(self.sandbox.into()),
             self.scan,
@@ -101,12 +107,17 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|e| CliError(format!("could not start the async runtime: {e}")))
 }
 
-pub(crate) fn run_serve(registry: &Registry, args: &ServeArgs) -> Result<ExitCode, CliError> {
-    let executor = args.exec.executor(registry.clone())?;
+pub(crate) fn run_serve(
+    registry: &Registry,
+    resources: &Resources,
+    info: ServerInfo,
+    args: &ServeArgs,
+) -> Result<ExitCode, CliError> {
+    let executor = args.exec.executor(registry.clone(), resources)?;
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let tools = executor.registry().len();
-        let backend = ExecutorBackend::new(executor);
+        let backend = Named::new(ExecutorBackend::new(executor), info);
         match args.http {
             Some(addr) => {
                 eprintln!("serving {tools} tools at http://{addr}/mcp");
@@ -141,7 +152,7 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
             b = b.tool(def);
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
-        let backend = ExecutorBackend::new(args.exec.executor(registry)?);
+        let backend = ExecutorBackend::new(args.exec.executor(registry, &Resources::new())?);
         let served = crate::mcp::serve_stdio(backend).await;
         imported.shutdown().await;
         served.map_err(|e| CliError(e.to_string()))

@@ -12,6 +12,7 @@ use crate::approval::Approver;
 use crate::audit::{AuditSink, NoopAuditSink};
 use crate::call::ParseLimits;
 use crate::decl::ToolDecl;
+use crate::resource::Resources;
 use crate::sandbox::setup::{Mode, SandboxConfig};
 
 /// Default longest run time of a call whose tool declares no timeout.
@@ -87,6 +88,7 @@ pub struct ExecutorConfig {
     pub(super) max_concurrency: usize,
     pub(super) session_output_budget: Option<usize>,
     pub(crate) sandbox: SandboxConfig,
+    pub(super) resources: Resources,
 }
 
 impl std::fmt::Debug for ExecutorConfig {
@@ -107,6 +109,7 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("max_concurrency", &self.max_concurrency)
             .field("session_output_budget", &self.session_output_budget)
             .field("sandbox", &self.sandbox)
+            .field("resources", &self.resources)
             .finish_non_exhaustive()
     }
 }
@@ -133,7 +136,23 @@ impl ExecutorConfig {
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             session_output_budget: None,
             sandbox: SandboxConfig::default(),
+            resources: Resources::new(),
         }
+    }
+
+    /// Register `value` as the resource `State<T>` parameters of type `T` receive, a clone per
+    /// call (see [`crate::resource`]; share one instance as an `Arc<T>`); a later value of the same
+    /// type replaces it. Every tool's resources must be registered:
+    /// [`Executor::new`](super::Executor::new) refuses to start otherwise.
+    pub fn resource<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.resources.insert(value);
+        self
+    }
+
+    /// Register every resource of `resources` (replacing those of the same types).
+    pub fn resources(mut self, resources: &Resources) -> Self {
+        self.resources.extend(resources);
+        self
     }
 
     /// Ask this approver when a call needs approval.

@@ -9,6 +9,7 @@ use super::config::ExecutorConfig;
 use super::session::Session;
 use crate::guard::path::{PathGuard, WorkspaceError};
 use crate::registry::Registry;
+use crate::resource::{MissingResource, Resources};
 use crate::sandbox::setup::Confinement;
 
 /// The executor could not be built.
@@ -18,6 +19,14 @@ pub enum ExecutorError {
     /// The workspace root does not exist or is not a directory.
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    /// A tool takes a `State<T>` whose resource is not registered on the configuration.
+    #[error("{message}")]
+    MissingResources {
+        /// Each tool and resource type, in registry order.
+        missing: Vec<MissingResource>,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
 }
 
 /// Runs tool calls of a [`Registry`] under an [`ExecutorConfig`]. Share it behind an `Arc`; it
@@ -30,6 +39,8 @@ pub struct Executor {
     pub(super) config: ExecutorConfig,
     // Per capability class: the confined workers and the program launcher (see `crate::sandbox`).
     pub(super) confinement: Confinement,
+    // The configuration's resources, shared with every call's context.
+    pub(super) resources: Arc<Resources>,
     next_session: AtomicU64,
     next_call: AtomicU64,
 }
@@ -53,7 +64,22 @@ impl Executor {
     /// under [`Mode::Required`](crate::sandbox::Mode::Required) is refused per call
     /// (`sandbox_unavailable`) or, for in-process handlers, run with the static guards after a
     /// `tracing::warn!` here.
+    ///
+    /// It fails when a tool takes a [`State<T>`](crate::State) whose resource the configuration
+    /// does not hold ([`ExecutorError::MissingResources`], naming each tool and type), so a
+    /// call never finds its resource missing.
     pub fn new(registry: Arc<Registry>, mut config: ExecutorConfig) -> Result<Self, ExecutorError> {
+        let missing = crate::resource::missing(
+            registry
+                .iter()
+                .map(|t| (t.decl().name.as_str(), t.def().resources())),
+            &config.resources,
+        );
+        if !missing.is_empty() {
+            let message = crate::resource::missing_message(&missing, &config.resources);
+            return Err(ExecutorError::MissingResources { missing, message });
+        }
+        let resources = Arc::new(config.resources.clone());
         let guard = PathGuard::new(&config.workspace)?;
         let root: Arc<Path> = Arc::from(guard.root());
         if let Some(bound) = config
@@ -70,6 +96,7 @@ impl Executor {
             root,
             config,
             confinement,
+            resources,
             next_session: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
         })

@@ -32,5 +32,20 @@ pub(super) fn apply(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
         args.entry(rule.key.clone())
             .or_insert_with(|| rule.value.clone());
     }
+    // A dynamic tool's handler reads the JSON itself: it receives what its schema states, as a
+    // `#[tool]`'s adapter does. A top-level property's `default` fills it when the call leaves it
+    // out, and an integral number (`1.0`, `1e2`), which `integer` accepts, arrives as an integer.
+    if call.tool.def().is_dynamic() {
+        if let Some(Value::Object(props)) = decl.input_schema.get("properties") {
+            for (name, prop) in props {
+                if let Some(default) = prop.get("default") {
+                    args.entry(name.clone()).or_insert_with(|| default.clone());
+                }
+            }
+        }
+        for value in args.values_mut() {
+            crate::schema::integers::integral_numbers_as_integers(value);
+        }
+    }
     Ok(())
 }

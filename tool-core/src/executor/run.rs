@@ -66,7 +66,8 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
     )
     .with_output_budget(Some(budget))
     .with_paths(std::mem::take(&mut call.paths))
-    .with_sandbox(sandbox.clone());
+    .with_sandbox(sandbox.clone())
+    .with_resources(Arc::clone(&executor.resources));
     if let Some(sink) = &cx.env.progress {
         ctx = ctx.with_progress(sink.clone());
     }

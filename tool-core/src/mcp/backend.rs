@@ -40,6 +40,78 @@ pub trait McpBackend: Send + Sync + 'static {
     {
         None
     }
+
+    /// The `serverInfo` announced in `initialize` (default: [`SERVER_NAME`], [`SERVER_VERSION`];
+    /// an application names itself with [`Named`]).
+    fn server_info(&self) -> ServerInfo {
+        ServerInfo::default()
+    }
+}
+
+/// The server's name and version, as `initialize` announces them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInfo {
+    /// `serverInfo.name`.
+    pub name: String,
+    /// `serverInfo.version`.
+    pub version: String,
+}
+
+impl ServerInfo {
+    /// This name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServerInfo {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+}
+
+impl Default for ServerInfo {
+    fn default() -> Self {
+        ServerInfo::new(SERVER_NAME, SERVER_VERSION)
+    }
+}
+
+/// A backend served under the application's name and version (`serverInfo`); everything else
+/// is the inner backend's.
+#[derive(Debug, Clone)]
+pub struct Named<B> {
+    inner: B,
+    info: ServerInfo,
+}
+
+impl<B> Named<B> {
+    /// Serve `inner` as `info`.
+    pub fn new(inner: B, info: ServerInfo) -> Self {
+        Named { inner, info }
+    }
+}
+
+impl<B: McpBackend> McpBackend for Named<B> {
+    fn list_tools(&self) -> Vec<Value> {
+        self.inner.list_tools()
+    }
+
+    fn call_tool(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        ctx: McpCallContext,
+    ) -> impl Future<Output = McpCallOutcome> + Send {
+        self.inner.call_tool(name, args, ctx)
+    }
+
+    fn for_connection(&self) -> Option<Self> {
+        self.inner.for_connection().map(|inner| Named {
+            inner,
+            info: self.info.clone(),
+        })
+    }
+
+    fn server_info(&self) -> ServerInfo {
+        self.info.clone()
+    }
 }
 
 /// How one call ended, as the MCP layer reports it.

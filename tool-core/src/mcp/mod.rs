@@ -16,6 +16,8 @@ mod executor_backend;
 pub mod proxy;
 mod server;
 
-pub use backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
+pub use backend::{
+    McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
+};
 pub use executor_backend::ExecutorBackend;
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError};

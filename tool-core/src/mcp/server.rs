@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use futures::future::BoxFuture;
 
-use super::backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
+use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 
@@ -93,7 +93,8 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         let mut tools = ToolsCapability::default();
         tools.list_changed = Some(false);
         caps.tools = Some(tools);
-        ServerConfig::new(caps).with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+        let info = self.backend.server_info();
+        ServerConfig::new(caps).with_server_info(Implementation::new(info.name, info.version))
     }
 
     async fn list_tools(

@@ -14,7 +14,7 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
     m.insert("read_only".into(), json!(d.read_only()));
     m.insert("destructive".into(), json!(d.destructive()));
     m.insert("concurrency_safe".into(), json!(d.concurrency_safe));
-    m.insert("idempotent".into(), json!(d.idempotent));
+    m.insert("idempotent".into(), json!(d.is_idempotent()));
     m.insert("open_world".into(), json!(d.open_world));
     m.insert("path_args".into(), json!(d.path_args));
     m.insert("script_args".into(), json!(d.script_args));
@@ -76,7 +76,7 @@ impl serde::Serialize for DeclDump<'_> {
         map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
         map.serialize_entry("description", &d.description)?;
         map.serialize_entry("destructive", &d.destructive())?;
-        map.serialize_entry("idempotent", &d.idempotent)?;
+        map.serialize_entry("idempotent", &d.is_idempotent())?;
         map.serialize_entry("input_schema", &SortedKeys(&d.input_schema))?;
         map.serialize_entry("name", &d.name)?;
         map.serialize_entry("open_world", &d.open_world)?;

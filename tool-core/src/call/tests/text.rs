@@ -134,6 +134,14 @@ fn text_call_shape_refusals() {
     refused("f(a=lambda: 1)", "lambdas are not accepted");
     refused("lambda x: x", "lambdas are not accepted");
     refused("import os", "`import` is a Python keyword, not a tool name");
+    refused("not(1)", "`not` is a Python keyword, not a tool name");
+    // Text that starts with a keyword is text, not a call to a keyword.
+    for text in ["not json at all", "if the build fails", "for each file"] {
+        refused(
+            text,
+            "expected a tool call (a JSON object, or `name(key=value, ...)`), found text",
+        );
+    }
     refused(
         "f(a=(1, 2))",
         "tuples and parenthesised expressions are not accepted",

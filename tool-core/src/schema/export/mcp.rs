@@ -6,8 +6,9 @@
 //!   `$schema`, `$defs` and `$ref` stay).
 //! - `annotations` are derived from the declaration, never guessed from names: `readOnlyHint`
 //!   from the risk (`safe`, `read_only`), `destructiveHint` from the risk (`destructive`,
-//!   `dangerous`; always `false` for a read-only tool), `idempotentHint` from `idempotent` (a
-//!   read-only tool is idempotent by definition), `openWorldHint` from `open_world`. All four are
+//!   `dangerous`; always `false` for a read-only tool), `idempotentHint` from
+//!   [`ToolDecl::is_idempotent`] (a read-only tool is idempotent by definition, as the canonical
+//!   dump's `idempotent` says too), `openWorldHint` from `open_world`. All four are
 //!   always written: the protocol's defaults for absent hints assume the worst, which would be
 //!   wrong for declared tools. There is no `title` (declarations have none).
 //! - `outputSchema` is the `Json<T>` output schema when its root is `"type": "object"`, which MCP
@@ -45,7 +46,7 @@ pub fn annotations(decl: &ToolDecl) -> Value {
     json!({
         "readOnlyHint": read_only,
         "destructiveHint": !read_only && decl.destructive(),
-        "idempotentHint": read_only || decl.idempotent,
+        "idempotentHint": decl.is_idempotent(),
         "openWorldHint": decl.open_world,
     })
 }

@@ -13,7 +13,8 @@
 //!   omitted optional argument is read as "absent" before validation against the canonical schema;
 //! - `oneOf` becomes `anyOf`; a one-element `allOf` is merged into its schema;
 //! - `$defs` and local `$ref` are kept (strict mode supports them, recursion included), except a
-//!   `$ref` with sibling keywords, which is inlined one level so the siblings can stay;
+//!   `$ref` with sibling keywords, which is inlined one level so the siblings can stay; the
+//!   definitions no `$ref` reaches any more are dropped;
 //! - kept keywords: `type`, `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
 //!   `enum`, `const`, `$ref`, `$defs`, `definitions`, `description`, `title`, `pattern`, `format`
 //!   (only `date-time`, `time`, `date`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uuid`),
@@ -86,11 +87,62 @@ pub fn tool(decl: &ToolDecl, opts: ExportOptions) -> Result<Value, ExportError> 
 
 /// The tool's input schema rewritten for OpenAI strict mode (see the module docs).
 pub fn strict_schema(decl: &ToolDecl) -> Result<Value, ExportError> {
-    Strict {
+    let mut out = Strict {
         root: &decl.input_schema,
         tool: &decl.name,
     }
-    .node(&decl.input_schema, "", true, 0)
+    .node(&decl.input_schema, "", true, 0)?;
+    prune_unused_defs(&mut out);
+    Ok(out)
+}
+
+/// Drop the `$defs` entries no `$ref` reaches any more (a `$ref` with siblings was inlined),
+/// following references from the schema outside `$defs`, then from each definition reached.
+fn prune_unused_defs(schema: &mut Value) {
+    fn refs(v: &Value, skip_defs: bool, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m {
+                    if skip_defs && k == "$defs" {
+                        continue;
+                    }
+                    if k == "$ref" {
+                        if let Some(name) = child.as_str().and_then(|r| r.strip_prefix("#/$defs/"))
+                        {
+                            // The definition's name: the first token, unescaped.
+                            let first = name.split('/').next().unwrap_or(name);
+                            out.push(first.replace("~1", "/").replace("~0", "~"));
+                        }
+                    } else {
+                        refs(child, false, out);
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|c| refs(c, false, out)),
+            _ => {}
+        }
+    }
+    let Some(Value::Object(defs)) = schema.get("$defs").cloned() else {
+        return;
+    };
+    let mut todo = Vec::new();
+    refs(schema, true, &mut todo);
+    let mut used = BTreeSet::new();
+    while let Some(name) = todo.pop() {
+        if used.insert(name.clone()) {
+            if let Some(def) = defs.get(&name) {
+                refs(def, false, &mut todo);
+            }
+        }
+    }
+    if let Some(Value::Object(m)) = schema.get_mut("$defs") {
+        m.retain(|name, _| used.contains(name));
+        if m.is_empty() {
+            if let Value::Object(root) = schema {
+                root.remove("$defs");
+            }
+        }
+    }
 }
 
 /// Remove, recursively, the `null` values strict mode makes the model send for optional
@@ -471,6 +523,28 @@ fn make_nullable(schema: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn definitions_inlined_away_are_dropped_and_the_others_kept() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "unit": {"anyOf": [{"const": "c"}], "description": "inlined from Unit"},
+                "pos": {"$ref": "#/$defs/Pos"}
+            },
+            "$defs": {
+                "Unit": {"anyOf": [{"const": "c"}]},
+                "Pos": {"type": "object", "properties": {"x": {"$ref": "#/$defs/Coord"}}},
+                "Coord": {"type": "integer"}
+            }
+        });
+        prune_unused_defs(&mut schema);
+        let defs: Vec<&String> = schema["$defs"].as_object().expect("defs").keys().collect();
+        assert_eq!(defs, ["Pos", "Coord"]);
+        let mut schema = json!({"type": "object", "properties": {}, "$defs": {"Unit": {}}});
+        prune_unused_defs(&mut schema);
+        assert_eq!(schema, json!({"type": "object", "properties": {}}));
+    }
 
     #[test]
     fn nullable_extends_plain_types_and_wraps_the_rest() {

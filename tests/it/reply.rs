@@ -1,0 +1,158 @@
+//! Results back to the model: `call --reply` prints each result as the provider's next message,
+//! with the id the call came with, refusals as feedback the model can act on.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::reply::Provider;
+use tool_core::resource::Resources;
+use tool_core::{tool, Registry};
+
+/// Add two numbers.
+///
+/// # Arguments
+/// * `a` - the first
+/// * `b` - the second
+#[tool(risk = "safe", concurrency_safe)]
+fn rp_add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+/// Always fails.
+#[tool(risk = "safe")]
+fn rp_fail() -> Result<String, String> {
+    Err("the service is down".into())
+}
+
+fn registry() -> Arc<Registry> {
+    Arc::new(
+        Registry::builder()
+            .with_inventory_where(|m| m == module_path!())
+            .build()
+            .expect("the module's tools"),
+    )
+}
+
+fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let args = CallArgs {
+        workspace: ws.path().to_path_buf(),
+        approve: ApproveMode::Deny,
+        audit: None,
+        error_budget: 0,
+        batch,
+        max_concurrency: 4,
+        scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
+        reply: Some(provider),
+    };
+    let mut out = Vec::new();
+    run_call_with(
+        registry(),
+        &Resources::new(),
+        input.as_bytes(),
+        &mut out,
+        &args,
+    )
+    .expect("call runs");
+    String::from_utf8(out)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
+        .collect()
+}
+
+const OPENAI_CALL: &str = r#"{"id": "call_abc", "type": "function", "function": {"name": "rp_add", "arguments": "{\"a\": 1, \"b\": 2}"}}"#;
+const OPENAI_BAD: &str = r#"{"id": "call_bad", "type": "function", "function": {"name": "rp_add", "arguments": "{\"a\": \"one\"}"}}"#;
+
+#[test]
+fn openai_chat_gets_tool_messages_with_the_call_id() {
+    let out = replies(
+        Provider::OpenAi,
+        false,
+        &format!("{OPENAI_CALL}\n{OPENAI_BAD}\n"),
+    );
+    assert_eq!(
+        out[0],
+        json!({"role": "tool", "tool_call_id": "call_abc", "content": "3"})
+    );
+    let bad = &out[1];
+    assert_eq!(bad["role"], "tool");
+    assert_eq!(bad["tool_call_id"], "call_bad");
+    let text = bad["content"].as_str().expect("text content");
+    // The feedback: status, code, step, each failing path, and what to do.
+    assert!(
+        text.starts_with("refused (invalid_arguments, at step validate): "),
+        "{text}"
+    );
+    assert!(
+        text.contains("at `/a`: ") && text.contains("\"b\" is a required property"),
+        "{text}"
+    );
+    assert!(text.contains("Fix the arguments"), "{text}");
+    assert_eq!(bad.as_object().expect("object").len(), 3, "{bad}");
+}
+
+#[test]
+fn a_batch_is_one_message_per_call_in_order() {
+    let line = format!("[{OPENAI_CALL}, {OPENAI_BAD}]\n");
+    let out = replies(Provider::OpenAi, true, &line);
+    assert_eq!(out.len(), 1);
+    let ids: Vec<&str> = out[0]
+        .as_array()
+        .expect("an array of messages")
+        .iter()
+        .map(|m| m["tool_call_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["call_abc", "call_bad"]);
+    // Anthropic: one user message holding every tool_result.
+    let line = r#"[{"type": "tool_use", "id": "toolu_1", "name": "rp_add", "input": {"a": 2, "b": 2}}, {"type": "tool_use", "id": "toolu_2", "name": "rp_fail", "input": {}}]"#;
+    let out = replies(Provider::Anthropic, true, &format!("{line}\n"));
+    assert_eq!(
+        out[0],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "4", "is_error": false},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "failed (tool_error, at step run): the service is down", "is_error": true}
+        ]})
+    );
+}
+
+#[test]
+fn responses_and_gemini_shapes() {
+    let call = r#"{"type": "function_call", "call_id": "fc_1", "name": "rp_add", "arguments": "{\"a\": 40, \"b\": 2}"}"#;
+    let out = replies(Provider::Responses, false, &format!("{call}\n"));
+    assert_eq!(
+        out[0],
+        json!({"type": "function_call_output", "call_id": "fc_1", "output": "42"})
+    );
+    let out = replies(
+        Provider::Gemini,
+        false,
+        &format!("{call}\n{{\"tool\": \"rp_fail\", \"args\": {{}}}}\n"),
+    );
+    assert_eq!(
+        out[0],
+        json!({"role": "user", "parts": [{"functionResponse": {"id": "fc_1", "name": "rp_add", "response": {"output": 42}}}]})
+    );
+    let err = &out[1]["parts"][0]["functionResponse"];
+    assert_eq!(err["name"], "rp_fail");
+    assert_eq!(err["response"]["error"]["code"], "tool_error");
+    assert_eq!(err["response"]["error"]["status"], "failed");
+}
+
+#[test]
+fn an_unknown_tool_is_feedback_too() {
+    let line =
+        r#"{"id": "call_x", "type": "function", "function": {"name": "nope", "arguments": "{}"}}"#;
+    let out = replies(Provider::Anthropic, false, &format!("{line}\n"));
+    let block = &out[0]["content"][0];
+    assert_eq!(block["tool_use_id"], "call_x");
+    assert_eq!(block["is_error"], true);
+    let text = block["content"].as_str().expect("text");
+    assert!(
+        text.starts_with("refused (unknown_tool, at step lookup)"),
+        "{text}"
+    );
+    assert!(text.contains("exact name"), "{text}");
+}

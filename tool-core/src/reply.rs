@@ -1,0 +1,158 @@
+//! Results back to the model: a [`CallResult`] (or a model turn's batch of them) as the
+//! provider's next message, keeping the call id the call came with.
+//!
+//! | provider | one result | a batch |
+//! |---|---|---|
+//! | [`Provider::OpenAi`] (Chat Completions) | `{"role": "tool", "tool_call_id", "content"}` | an array of those messages |
+//! | [`Provider::Responses`] (OpenAI Responses) | `{"type": "function_call_output", "call_id", "output"}` | an array of those input items |
+//! | [`Provider::Anthropic`] (Messages) | `{"role": "user", "content": [{"type": "tool_result", "tool_use_id", "content", "is_error"}]}` | one user message, one block per result |
+//! | [`Provider::Gemini`] | `{"role": "user", "parts": [{"functionResponse": {"id"?, "name", "response"}}]}` | one content, one part per result |
+//!
+//! The text is the tool's output (a string as is, anything else as JSON). A refusal or failure
+//! becomes feedback the model can act on: the status, the stable reason code, the step that
+//! stopped the call and its message (for `invalid_arguments`, every failing JSON path), and what
+//! to do next. Anthropic marks it `is_error: true`; Gemini puts it under `response.error`.
+
+use serde_json::{json, Map, Value};
+
+use crate::executor::CallResult;
+use crate::reason::ReasonCode;
+use crate::status::CallStatus;
+
+/// Whose message shape to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Provider {
+    /// OpenAI Chat Completions: `role: tool` messages.
+    #[cfg_attr(feature = "cli", value(name = "openai"))]
+    OpenAi,
+    /// OpenAI Responses: `function_call_output` items.
+    Responses,
+    /// Anthropic Messages: `tool_result` blocks in a user message.
+    Anthropic,
+    /// Google Gemini: `functionResponse` parts.
+    Gemini,
+}
+
+/// The message that gives `result` back to the model.
+pub fn reply(result: &CallResult, provider: Provider) -> Value {
+    match provider {
+        Provider::OpenAi => openai_message(result),
+        Provider::Responses => responses_item(result),
+        Provider::Anthropic => json!({"role": "user", "content": [anthropic_block(result)]}),
+        Provider::Gemini => json!({"role": "user", "parts": [gemini_part(result)]}),
+    }
+}
+
+/// What gives a model turn's `results` back to the model, in their order: OpenAI's messages and
+/// Responses' items as an array, Anthropic's blocks in one user message, Gemini's parts in one
+/// content.
+pub fn reply_batch(results: &[CallResult], provider: Provider) -> Value {
+    match provider {
+        Provider::OpenAi => Value::Array(results.iter().map(openai_message).collect()),
+        Provider::Responses => Value::Array(results.iter().map(responses_item).collect()),
+        Provider::Anthropic => json!({
+            "role": "user",
+            "content": results.iter().map(anthropic_block).collect::<Vec<_>>(),
+        }),
+        Provider::Gemini => json!({
+            "role": "user",
+            "parts": results.iter().map(gemini_part).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// The text the model reads: the output when the call succeeded, else the feedback.
+pub fn text(result: &CallResult) -> String {
+    match (&result.status, &result.output) {
+        (CallStatus::Ok, Some(Value::String(s))) => s.clone(),
+        (CallStatus::Ok, Some(v)) => v.to_string(),
+        (CallStatus::Ok, None) => String::new(),
+        _ => feedback(result),
+    }
+}
+
+/// A refusal or failure, said so the model can act on it.
+fn feedback(result: &CallResult) -> String {
+    let code = result.code.map_or("error", ReasonCode::as_str);
+    let mut out = format!("{} ({code}", result.status.as_str());
+    if let Some(step) = result.step {
+        out.push_str(&format!(", at step {}", step.as_str()));
+    }
+    out.push(')');
+    if let Some(message) = &result.message {
+        out.push_str(": ");
+        out.push_str(message);
+    }
+    if let Some(next) = result.code.and_then(next_step) {
+        out.push('\n');
+        out.push_str(next);
+    }
+    out
+}
+
+/// What the model can do about a refusal, where there is something.
+fn next_step(code: ReasonCode) -> Option<&'static str> {
+    Some(match code {
+        ReasonCode::InvalidArguments => {
+            "Fix the arguments named above so they match the tool's schema, then call it again."
+        }
+        ReasonCode::MalformedCall => {
+            "Send the call again as a JSON object with the tool's name and its arguments."
+        }
+        ReasonCode::UnknownTool => "Call one of the tools you were given, by its exact name.",
+        ReasonCode::PathOutsideWorkspace => {
+            "Use a path relative to the workspace that stays inside it."
+        }
+        ReasonCode::ApprovalDenied | ReasonCode::SafetyDenied | ReasonCode::PermissionDenied => {
+            "Do not repeat this call; choose another way or ask the user."
+        }
+        _ => return None,
+    })
+}
+
+fn is_error(result: &CallResult) -> bool {
+    result.status != CallStatus::Ok
+}
+
+fn openai_message(result: &CallResult) -> Value {
+    json!({"role": "tool", "tool_call_id": result.call_id, "content": text(result)})
+}
+
+fn responses_item(result: &CallResult) -> Value {
+    json!({"type": "function_call_output", "call_id": result.call_id, "output": text(result)})
+}
+
+fn anthropic_block(result: &CallResult) -> Value {
+    json!({
+        "type": "tool_result",
+        "tool_use_id": result.call_id,
+        "content": text(result),
+        "is_error": is_error(result),
+    })
+}
+
+fn gemini_part(result: &CallResult) -> Value {
+    let response = if is_error(result) {
+        json!({"error": {
+            "status": result.status.as_str(),
+            "code": result.code.map(ReasonCode::as_str),
+            "message": feedback(result),
+        }})
+    } else {
+        // `response` is a JSON object: an object output is it; anything else goes under `output`.
+        match &result.output {
+            Some(Value::Object(m)) => Value::Object(m.clone()),
+            Some(v) => json!({ "output": v }),
+            None => json!({ "output": null }),
+        }
+    };
+    let mut f = Map::new();
+    f.insert("id".to_owned(), json!(result.call_id));
+    f.insert(
+        "name".to_owned(),
+        json!(result.tool.as_deref().unwrap_or_default()),
+    );
+    f.insert("response".to_owned(), response);
+    json!({ "functionResponse": f })
+}
