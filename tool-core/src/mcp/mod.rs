@@ -12,10 +12,13 @@
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+mod elicitation;
 mod executor_backend;
+mod http_guard;
+mod input_required;
 pub mod proxy;
 mod server;
 
 pub use backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
 pub use executor_backend::ExecutorBackend;
-pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError};
+pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
