@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# MCP tests with clients this project did not write: the Python `mcp` SDK over stdio, and the
-# official conformance suite's server scenarios over streamable HTTP. Installs the pinned clients
+# MCP tests with clients this project did not write: the Python `mcp` SDK over stdio and over
+# streamable HTTP (its 2026-07-28 and 2025-11-25 modes), and the official conformance suite's
+# server scenarios for both revisions over streamable HTTP. Installs the pinned clients
 # first (scripts/install-mcp-test-deps.sh). The suite's own output goes to
-# target/mcp-conformance/suite.log; this prints a summary.
+# target/mcp-conformance/suite-<revision>.log; this prints a summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -360,3 +360,61 @@ async fn a_foreign_origin_is_refused_like_a_foreign_host() {
     assert!(res["ttlMs"].as_u64().is_some_and(|t| t > 0), "{res}");
     assert_eq!(res["cacheScope"], "private");
 }
+
+/// Over stdio, the same checks apply to each line: a duplicate key or a malformed line is
+/// answered with its error and never reaches the server (whose tool records every call it gets).
+#[tokio::test(flavor = "multi_thread")]
+async fn over_stdio_duplicate_keys_and_bad_json_never_reach_the_server() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("received.jsonl");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp_recording_server"))
+        .arg(&log)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let mut input = child.stdin.take().expect("stdin");
+    let mut output = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "1"}}});
+    let lines = [
+        init.to_string(),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a","text":"x","path":"b"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call""#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a","text":"x"}}}"#.to_owned(),
+    ];
+    for l in &lines {
+        input.write_all(l.as_bytes()).await.expect("send");
+        input.write_all(b"\n").await.expect("send");
+    }
+    let mut replies = Vec::new();
+    while replies.len() < 4 {
+        let line = output
+            .next_line()
+            .await
+            .expect("read")
+            .expect("the server answers every request");
+        replies.push(serde_json::from_str::<Value>(&line).expect("a JSON line"));
+    }
+    let by_id = |id: Value| replies.iter().find(|r| r["id"] == id).cloned();
+    let dup = by_id(json!(1)).expect("an answer to the duplicate-key call");
+    assert_eq!(dup["error"]["code"], -32602, "{dup}");
+    assert_eq!(dup["error"]["data"]["reason_code"], "malformed_call");
+    let parse = by_id(Value::Null).expect("a parse error");
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    let ok = by_id(json!(3)).expect("an answer to the good call");
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+    drop(input);
+    let _ = child.wait().await;
+    let received = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        received.lines().count(),
+        1,
+        "only the good call arrived: {received}"
+    );
+    assert!(received.contains(r#""path":"a""#), "{received}");
+}

@@ -9,7 +9,8 @@
 //!   "method not found".
 //!
 //! Other bodies pass unchanged (the same bytes), and rmcp validates `Host`, `Origin`, headers,
-//! sessions and the message itself.
+//! sessions and the message itself. The stdio transport applies the same checks to each line
+//! (`super::stdio_guard`).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -69,17 +70,29 @@ pub(super) struct Refusal {
     data: Option<Value>,
 }
 
+impl Refusal {
+    /// The JSON-RPC error response.
+    pub(super) fn to_message(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": self.id, "error": error})
+    }
+
+    /// `true` when the refused message was a notification (no id, and it parsed): nothing
+    /// answers a notification where a reply has no request to go to (stdio).
+    pub(super) fn is_for_notification(&self) -> bool {
+        self.id.is_null() && self.code != PARSE_ERROR
+    }
+}
+
 impl IntoResponse for Refusal {
     fn into_response(self) -> Response {
-        let mut error = json!({"code": self.code, "message": self.message});
-        if let Some(data) = self.data {
-            error["data"] = data;
-        }
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "error": error});
         (
             StatusCode::BAD_REQUEST,
             [(header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
+            self.to_message().to_string(),
         )
             .into_response()
     }

@@ -18,6 +18,7 @@ mod http_guard;
 mod input_required;
 pub mod proxy;
 mod server;
+mod stdio_guard;
 
 pub use backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
 pub use executor_backend::ExecutorBackend;

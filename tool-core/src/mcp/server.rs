@@ -25,6 +25,7 @@ use super::input_required::{
     approval_answer, approval_question, supports_form_elicitation, AnsweredApprover,
     ApprovalStates, AskingApprover,
 };
+use super::stdio_guard::guarded;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 use crate::reason::ReasonCode;
@@ -374,10 +375,13 @@ impl Approver for ElicitationApprover {
     }
 }
 
-/// Serve `backend` over stdin/stdout until the client closes the connection.
+/// Serve `backend` over stdin/stdout until the client closes the connection. Each incoming line
+/// is checked first: malformed JSON, duplicate keys and non-object `arguments` are answered with
+/// their JSON-RPC errors and never reach the server.
 pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
+    let (input, output) = rmcp::transport::stdio();
     let service = McpServer::new(backend)
-        .serve(rmcp::transport::stdio())
+        .serve(guarded(input, output))
         .await
         .map_err(|e| ServeError::Handshake(e.to_string()))?;
     service
