@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PY_MCP_VERSION="2.3.0"
 NODE_VERSION="22.23.5"
-CONFORMANCE_VERSION="0.1.16"
+CONFORMANCE_VERSION="0.2.0-alpha.12"
 
 DEPS="target/mcp-test-deps"
 VENV="$DEPS/venv"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# MCP tests with clients this project did not write: the Python `mcp` SDK over stdio, and the
-# official conformance suite's server scenarios over streamable HTTP. Installs the pinned clients
+# MCP tests with clients this project did not write: the Python `mcp` SDK over stdio and over
+# streamable HTTP (its 2026-07-28 and 2025-11-25 modes), and the official conformance suite's
+# server scenarios for both revisions over streamable HTTP. Installs the pinned clients
 # first (scripts/install-mcp-test-deps.sh). The suite's own output goes to
-# target/mcp-conformance/suite.log; this prints a summary.
+# target/mcp-conformance/suite-<revision>.log; this prints a summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,37 +39,48 @@ python_client tests/mcp/python_client_examples.json examples "$EXAMPLES" serve -
 echo "== mcp: python sdk client (stdio), fixture tools"
 python_client tests/mcp/python_client_expectations.json fixtures "$SERVER" --stdio
 
-echo "== mcp: conformance suite, server scenarios (streamable HTTP)"
+echo "== mcp: conformance suite and python sdk client (streamable HTTP)"
 OUT="target/mcp-conformance"
 mkdir -p "$OUT"
 PORT="${MCP_TEST_PORT:-38471}"
-"$SERVER" --http "127.0.0.1:$PORT" --workspace "$WS" 2>"$OUT/server.log" &
+URL="http://127.0.0.1:$PORT/mcp"
+"$SERVER" --http "127.0.0.1:$PORT" --workspace "$WS/http" 2>"$OUT/server.log" &
 SERVER_PID=$!
+mkdir -p "$WS/http"
 for _ in $(seq 1 50); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
     sleep 0.1
 done
 
-BASELINE="$OUT/expected-failures.yml"
-{
-    echo "server:"
-    sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' -e 's/^/  - /' tests/mcp/expected-failures.txt
-} >"$BASELINE"
+# The Python client in each of its modes, checking the revision it really negotiated.
+echo "== mcp: python sdk client (http), stateless 2026-07-28"
+timeout 120 "$PY" tests/mcp/python_client_http.py "$URL" auto 2026-07-28 2>>"$OUT/python.log" |
+    grep -v '^ok ' || { echo "python client: FAILED"; exit 1; }
+echo "== mcp: python sdk client (http), 2025-11-25 session"
+timeout 120 "$PY" tests/mcp/python_client_http.py "$URL" legacy 2025-11-25 2>>"$OUT/python.log" |
+    grep -v '^ok ' || { echo "python client: FAILED"; exit 1; }
 
-# The default suite, plus the active scenarios it does not include.
+# The scenarios each revision requires, each against its own baseline of expected failures.
 status=0
-LOG="$OUT/suite.log"
-: >"$LOG"
-for args in "" "--scenario json-schema-2020-12" "--scenario server-sse-polling"; do
-    # shellcheck disable=SC2086
-    (cd "$OUT" && timeout 240 "$OLDPWD/$NODE" "$OLDPWD/$SUITE" server --url "http://127.0.0.1:$PORT/mcp" \
-        --expected-failures "$OLDPWD/$BASELINE" $args) >>"$LOG" 2>&1 || status=1
+for revision in 2026-07-28 2025-11-25; do
+    echo "== mcp: conformance suite, --requirements $revision"
+    BASELINE="$OUT/expected-failures-$revision.yml"
+    {
+        echo "server:"
+        sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' -e 's/^/  - /' \
+            "tests/mcp/expected-failures-$revision.txt"
+    } >"$BASELINE"
+    LOG="$OUT/suite-$revision.log"
+    (cd "$OUT" && timeout 300 "$OLDPWD/$NODE" "$OLDPWD/$SUITE" server --url "$URL" \
+        --requirements "$revision" --expected-failures "$OLDPWD/$BASELINE") >"$LOG" 2>&1 || {
+        status=1
+        echo "conformance $revision: unexpected results (see $LOG)"
+        grep -iE 'unexpected|stale|regression' "$LOG" | head -20 || true
+    }
+    grep -E '^Total' "$LOG" || true
+    echo "scenarios: $(grep -cE '^✓' "$LOG" || true) passed, $(grep -cE '^✗' "$LOG" || true) failed"
 done
-sed -n '/=== SUMMARY ===/,$p' "$LOG" | grep -E '^[✓✗]|^Total' || true
-grep -E '^(Passed|Test Results)' "$LOG" | grep Passed || true
 if [ "$status" -ne 0 ]; then
-    echo "conformance: unexpected results (see $LOG)"
-    grep -iE 'unexpected|stale|regression' "$LOG" | head -20 || true
     exit 1
 fi
 echo "== mcp tests: ok"

@@ -14,6 +14,7 @@ mod call_parsing_props;
 mod cli_call;
 mod context;
 mod executor;
+mod mcp_2026;
 mod mcp_proxy;
 mod path_guard;
 mod pin;

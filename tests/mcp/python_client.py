@@ -81,6 +81,10 @@ async def run(expect, command):
                 check(bool(result.is_error) == call["is_error"], f"{label}: isError == {call['is_error']} ({text[:80]!r})")
                 if "text_starts_with" in call:
                     check(text.startswith(call["text_starts_with"]), f"{label}: text starts with {call['text_starts_with']}")
+                if call["is_error"] and "text_starts_with" in call:
+                    code = call["text_starts_with"]
+                    got = ((result.structured_content or {}).get("reason_code"), (result.meta or {}).get("reason_code"))
+                    check(got == (code, code), f"{label}: reason code {code} as data in structuredContent and _meta (got {got})")
                 if "text_contains" in call:
                     check(call["text_contains"] in text, f"{label}: text contains {call['text_contains']!r}")
                 if "structured" in call:

@@ -44,11 +44,16 @@ pub enum ReasonCode {
     /// tool starts through [`crate::process`] is not started. Nothing ran unconfined because of
     /// it.
     SandboxUnavailable,
+    /// An approval answer came with a `requestState` that does not verify: forged, altered,
+    /// expired, or issued for another tool or other arguments (MCP input-required results).
+    ApprovalStateInvalid,
+    /// An approval answer came with a `requestState` that was already used once.
+    ApprovalStateReplayed,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 15] = [
+    pub const ALL: [ReasonCode; 17] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -64,6 +69,8 @@ impl ReasonCode {
         ReasonCode::ToolError,
         ReasonCode::ModifierConflict,
         ReasonCode::SandboxUnavailable,
+        ReasonCode::ApprovalStateInvalid,
+        ReasonCode::ApprovalStateReplayed,
     ];
 
     /// The stable snake_case name.
@@ -84,6 +91,8 @@ impl ReasonCode {
             ReasonCode::ToolError => "tool_error",
             ReasonCode::ModifierConflict => "modifier_conflict",
             ReasonCode::SandboxUnavailable => "sandbox_unavailable",
+            ReasonCode::ApprovalStateInvalid => "approval_state_invalid",
+            ReasonCode::ApprovalStateReplayed => "approval_state_replayed",
         }
     }
 

@@ -1,23 +1,32 @@
 //! MCP: serve tools over stdio and streamable HTTP, and guard a third-party MCP server.
 //!
-//! The server side speaks MCP through a [`McpBackend`]: `tools/list` is whatever the backend lists,
+//! The server speaks revisions 2026-07-28 (stateless: version and capabilities in each request's
+//! `_meta`, `server/discover`) and 2025-11-25 (a session from `initialize` on), chosen per request.
+//! It speaks MCP through a [`McpBackend`]: `tools/list` is what the backend lists, sorted by name,
 //! and every `tools/call` is handed to the backend with a [`McpCallContext`] that carries the
-//! client's progress token, the call's cancellation and an approver (MCP elicitation when the
-//! client supports it, denial otherwise). Refusals and failures become `isError: true` results
-//! whose text starts with the reason code; an unknown tool is a JSON-RPC `-32602` error.
+//! client's progress token, the call's cancellation and an approver: on 2026-07-28 an
+//! input-required result with a signed, single-use `requestState`; on 2025-11-25 an elicitation
+//! request; denial for a client that can do neither. Refusals and failures become `isError: true`
+//! results whose text starts with the reason code and whose `structuredContent` and `_meta` carry
+//! it as [`REASON_CODE_KEY`]; an unknown tool is a JSON-RPC `-32602` error. Every incoming message
+//! is checked before rmcp decodes it (malformed JSON, duplicate keys, non-object `arguments`).
 //!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
-//! pipeline, one executor session per client connection.
+//! pipeline, one executor session per client connection (per request for a stateless client).
 //!
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+mod elicitation;
 mod executor_backend;
+mod http_guard;
+mod input_required;
 pub mod proxy;
 mod server;
+mod stdio_guard;
 
 pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
 };
 pub use executor_backend::ExecutorBackend;
-pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError};
+pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};

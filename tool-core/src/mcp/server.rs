@@ -4,23 +4,31 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use futures::future::BoxFuture;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
-use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
+use super::elicitation::{approval_params, interpret_answer};
+use super::http_guard::{check_body, MAX_BODY_BYTES};
+use super::input_required::{
+    approval_answer, approval_question, supports_form_elicitation, AnsweredApprover,
+    ApprovalStates, AskingApprover,
+};
+use super::stdio_guard::guarded;
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
+use crate::reason::ReasonCode;
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -37,42 +45,64 @@ pub enum ServeError {
     Task(String),
 }
 
-/// An MCP server over a backend. Cheap to clone: one per HTTP session.
+/// An MCP server over a backend. Cheap to clone: one per HTTP session (2025-11-25) or per
+/// request (2026-07-28, stateless).
 pub struct McpServer<B> {
     backend: Arc<B>,
+    /// Signs and checks approval `requestState`s; shared by every connection of this server.
+    /// `None` when the process has no random source: approval over input-required results is
+    /// then denied.
+    states: Option<Arc<ApprovalStates>>,
 }
 
 impl<B> Clone for McpServer<B> {
     fn clone(&self) -> Self {
         McpServer {
             backend: Arc::clone(&self.backend),
+            states: self.states.clone(),
         }
     }
 }
 
+/// How long a client may keep a `tools/list` result (the list does not change while serving).
+const TOOLS_LIST_TTL_MS: u64 = 300_000;
+
+/// The `_meta` and `structuredContent` key that carries a refusal's or failure's reason code.
+pub const REASON_CODE_KEY: &str = "reason_code";
+
 impl<B: McpBackend> McpServer<B> {
     /// Serve this backend.
     pub fn new(backend: B) -> Self {
-        McpServer {
-            backend: Arc::new(backend),
-        }
+        McpServer::from_arc(Arc::new(backend))
     }
 
     /// Serve a shared backend.
     pub fn from_arc(backend: Arc<B>) -> Self {
-        McpServer { backend }
+        let states = match ApprovalStates::new() {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => {
+                tracing::warn!(error = %e, "approval through input-required results is off");
+                None
+            }
+        };
+        McpServer { backend, states }
     }
 
     /// The server for a new client connection: the backend's per-connection copy, or this one.
     pub fn for_connection(&self) -> Self {
         match self.backend.for_connection() {
-            Some(backend) => McpServer::new(backend),
+            Some(backend) => McpServer {
+                backend: Arc::new(backend),
+                states: self.states.clone(),
+            },
             None => self.clone(),
         }
     }
 
+    /// The tools, sorted by name (a stable `tools/list` order whatever the backend's).
     fn tools(&self) -> Result<Vec<Tool>, ErrorData> {
-        self.backend
+        let mut tools = self
+            .backend
             .list_tools()
             .into_iter()
             .map(|v| {
@@ -83,8 +113,109 @@ impl<B: McpBackend> McpServer<B> {
                     )
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(tools)
     }
+
+    /// Run one call with `approver`, and map the outcome to a result or an error.
+    async fn run_call(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        approver: Arc<dyn Approver>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<McpCallOutcome, ErrorData> {
+        let mut ctx =
+            McpCallContext::new(context.id.to_string(), context.ct.clone()).with_approver(approver);
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
+            ctx = ctx.clone().with_progress(sink);
+            forwarder
+        });
+        let outcome = self.backend.call_tool(name.clone(), args, ctx).await;
+        if let Some(flush) = forwarder {
+            // Progress must reach the client before the result does.
+            flush.flush().await;
+        }
+        if outcome == McpCallOutcome::UnknownTool {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}`"),
+                Some(
+                    json!({"reason": "unknown_tool", REASON_CODE_KEY: "unknown_tool", "tool": name}),
+                ),
+            ));
+        }
+        Ok(outcome)
+    }
+
+    /// A 2026-07-28 call: approval through input-required results.
+    async fn call_stateless(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let caps = context.client_capabilities();
+        let can_ask = supports_form_elicitation(caps.as_ref()) && self.states.is_some();
+        if let (Some(state), Some(states)) = (request.request_state.as_deref(), &self.states) {
+            let ticket = states.redeem(state, &name, &args).map_err(|r| {
+                ErrorData::invalid_params(
+                    format!("{}: {}", r.code, r.message),
+                    Some(json!({REASON_CODE_KEY: r.code})),
+                )
+            })?;
+            match approval_answer(request.input_responses.as_ref()) {
+                Some(Ok(answer)) => {
+                    let approver = AnsweredApprover::new(ticket, answer);
+                    let outcome = self.run_call(name, args, approver, &context).await?;
+                    return Ok(result_of(outcome).into());
+                }
+                Some(Err(e)) => {
+                    return Err(ErrorData::invalid_params(
+                        e,
+                        Some(json!({REASON_CODE_KEY: ReasonCode::MalformedCall})),
+                    ))
+                }
+                // No answer to the question: ask it again, with a new state.
+                None => {}
+            }
+        }
+        let asking = AskingApprover::new(can_ask);
+        let outcome = self
+            .run_call(name.clone(), args.clone(), asking.clone(), &context)
+            .await?;
+        if let (
+            Some(asked),
+            Some(states),
+            McpCallOutcome::Refused {
+                code: ReasonCode::ApprovalDenied,
+                ..
+            },
+        ) = (asking.asked(), &self.states, &outcome)
+        {
+            let question = states
+                .issue(&name, &args, &asked)
+                .and_then(|state| approval_question(&asked, state));
+            return match question {
+                Ok(q) => Ok(q.into()),
+                Err(e) => Ok(result_of(McpCallOutcome::refused(
+                    ReasonCode::ApprovalDenied,
+                    format!("the approval question could not be built: {e}"),
+                ))
+                .into()),
+            };
+        }
+        Ok(result_of(outcome).into())
+    }
+}
+
+/// `true` when the request speaks 2026-07-28 or later (stateless, per-request `_meta`).
+fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 impl<B: McpBackend> ServerHandler for McpServer<B> {
@@ -100,9 +231,14 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()?))
+        let mut result = ListToolsResult::with_all_items(self.tools()?);
+        if is_stateless(&context) {
+            result.ttl_ms = Some(TOOLS_LIST_TTL_MS);
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(result)
     }
 
     async fn call_tool(
@@ -110,37 +246,39 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if is_stateless(&context) {
+            return self.call_stateless(request, context).await;
+        }
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
-        let mut ctx = McpCallContext::new(context.id.to_string(), context.ct.clone())
-            .with_approver(Arc::new(ElicitationApprover {
-                peer: context.peer.clone(),
-            }));
-        let forwarder = context.meta.get_progress_token().map(|token| {
-            let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
-            ctx = ctx.clone().with_progress(sink.clone());
-            (sink, forwarder)
+        let approver = Arc::new(ElicitationApprover {
+            peer: context.peer.clone(),
         });
-        let outcome = self.backend.call_tool(name.clone(), args, ctx).await;
-        if let Some((_, flush)) = forwarder {
-            // Progress must reach the client before the result does.
-            flush.flush().await;
-        }
-        let result = match outcome {
-            McpCallOutcome::UnknownTool => {
-                return Err(ErrorData::invalid_params(
-                    format!("unknown tool `{name}`"),
-                    Some(json!({"reason": "unknown_tool", "tool": name})),
-                ))
-            }
-            McpCallOutcome::Ok { output } => ok_result(output),
-            McpCallOutcome::Refused { code, message }
-            | McpCallOutcome::Failed { code, message } => {
-                CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
-            }
-        };
-        Ok(result.into())
+        let outcome = self.run_call(name, args, approver, &context).await?;
+        Ok(result_of(outcome).into())
     }
+}
+
+/// The tool result for an outcome (not an unknown tool: that is an error). A refusal or failure
+/// is `isError: true` with text `CODE: message`, and its reason code as data in
+/// `structuredContent` and `_meta` (`{"reason_code": CODE}`).
+fn result_of(outcome: McpCallOutcome) -> CallToolResult {
+    match outcome {
+        McpCallOutcome::Ok { output } => ok_result(output),
+        McpCallOutcome::UnknownTool => refusal_result(ReasonCode::UnknownTool, "unknown tool"),
+        McpCallOutcome::Refused { code, message } | McpCallOutcome::Failed { code, message } => {
+            refusal_result(code, &message)
+        }
+    }
+}
+
+fn refusal_result(code: ReasonCode, message: &str) -> CallToolResult {
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
+    r.structured_content = Some(json!({REASON_CODE_KEY: code, "message": message}));
+    let mut meta = MetaObject::new();
+    meta.0.insert(REASON_CODE_KEY.to_owned(), json!(code));
+    r.meta = Some(meta);
+    r
 }
 
 fn ok_result(output: Value) -> CallToolResult {
@@ -238,68 +376,13 @@ impl Approver for ElicitationApprover {
     }
 }
 
-fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
-    let args = serde_json::to_string_pretty(&req.args).unwrap_or_default();
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "approve".into(),
-        json!({"type": "boolean", "title": "Run this call", "default": false}),
-    );
-    if req.session_grant_allowed {
-        properties.insert(
-            "for_session".into(),
-            json!({"type": "boolean", "title": "Also allow later calls of this tool in this session", "default": false}),
-        );
-    }
-    let params = json!({
-        "mode": "form",
-        "message": format!(
-            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.)\n{}",
-            req.risk, req.tool, reason_text(&req.reason), args
-        ),
-        "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
-    });
-    serde_json::from_value(params).map_err(|e| format!("could not build the approval request: {e}"))
-}
-
-fn reason_text(reason: &ApprovalReason) -> String {
-    match reason {
-        ApprovalReason::Risk { risk } => format!("the tool's risk is {risk}"),
-        ApprovalReason::Review { .. } => format!("the safety scan asks for review: {reason}"),
-    }
-}
-
-fn interpret_answer(
-    action: ElicitationAction,
-    content: Option<&Value>,
-    req: &ApprovalRequest,
-) -> ApprovalDecision {
-    let deny = |reason: &str| ApprovalDecision::Deny {
-        reason: reason.to_owned(),
-    };
-    match action {
-        ElicitationAction::Accept => {}
-        ElicitationAction::Decline => return deny("the user declined"),
-        _ => return deny("the user cancelled the approval"),
-    }
-    let Some(content) = content else {
-        return deny("the approval answer was empty");
-    };
-    // Only an explicit `true` approves; anything else (absent, string, number) denies.
-    if content.get("approve") != Some(&Value::Bool(true)) {
-        return deny("the user did not approve");
-    }
-    if req.session_grant_allowed && content.get("for_session") == Some(&Value::Bool(true)) {
-        ApprovalDecision::ApproveForSession
-    } else {
-        ApprovalDecision::Approve
-    }
-}
-
-/// Serve `backend` over stdin/stdout until the client closes the connection.
+/// Serve `backend` over stdin/stdout until the client closes the connection. Each incoming line
+/// is checked first: malformed JSON, duplicate keys and non-object `arguments` are answered with
+/// their JSON-RPC errors and never reach the server.
 pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
+    let (input, output) = rmcp::transport::stdio();
     let service = McpServer::new(backend)
-        .serve(rmcp::transport::stdio())
+        .serve(guarded(input, output))
         .await
         .map_err(|e| ServeError::Handshake(e.to_string()))?;
     service
@@ -311,11 +394,23 @@ pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
 
 /// Serve `backend` over streamable HTTP at `http://ADDR/mcp` until the process ends.
 ///
-/// Requests whose `Host` header is not a loopback name are refused (DNS rebinding protection).
+/// Requests whose `Host` header is not a loopback name, or whose `Origin` header (when present) is
+/// not a loopback origin, are refused (DNS rebinding protection). Clients of revision 2026-07-28
+/// are served statelessly; older clients get a session from `initialize` on.
 pub async fn serve_http<B: McpBackend>(backend: B, addr: SocketAddr) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     serve_http_on(listener, backend, CancellationToken::new()).await
 }
+
+/// The origins a browser page may send requests from: pages served from this machine.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
 
 /// Serve `backend` over streamable HTTP at `/mcp` on a bound listener until `shutdown` fires.
 pub async fn serve_http_on<B: McpBackend>(
@@ -324,15 +419,20 @@ pub async fn serve_http_on<B: McpBackend>(
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
     let server = McpServer::new(backend);
-    let config =
-        StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown.child_token())
+        .with_allowed_origins(LOOPBACK_ORIGINS)
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_BODY_BYTES);
     let service: StreamableHttpService<McpServer<B>, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.for_connection()),
             Arc::new(LocalSessionManager::default()),
             config,
         );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(check_body));
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await?;
@@ -342,67 +442,6 @@ pub async fn serve_http_on<B: McpBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decl::Risk;
-
-    fn req(session: bool) -> ApprovalRequest {
-        ApprovalRequest {
-            session_id: "s".into(),
-            call_id: "1".into(),
-            tool: "t".into(),
-            risk: Risk::Mutation,
-            args: json!({}),
-            reason: ApprovalReason::Risk {
-                risk: Risk::Mutation,
-            },
-            session_grant_allowed: session,
-            round: 0,
-        }
-    }
-
-    #[test]
-    fn only_an_explicit_true_approves() {
-        let r = req(true);
-        let accept = ElicitationAction::Accept;
-        assert_eq!(
-            interpret_answer(accept.clone(), Some(&json!({"approve": true})), &r),
-            ApprovalDecision::Approve
-        );
-        assert!(matches!(
-            interpret_answer(accept.clone(), Some(&json!({"approve": "true"})), &r),
-            ApprovalDecision::Deny { .. }
-        ));
-        assert!(matches!(
-            interpret_answer(accept.clone(), None, &r),
-            ApprovalDecision::Deny { .. }
-        ));
-        assert!(matches!(
-            interpret_answer(
-                ElicitationAction::Decline,
-                Some(&json!({"approve": true})),
-                &r
-            ),
-            ApprovalDecision::Deny { .. }
-        ));
-    }
-
-    #[test]
-    fn session_grant_only_when_offered() {
-        let answer = json!({"approve": true, "for_session": true});
-        assert_eq!(
-            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(true)),
-            ApprovalDecision::ApproveForSession
-        );
-        assert_eq!(
-            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(false)),
-            ApprovalDecision::Approve
-        );
-    }
-
-    #[test]
-    fn approval_form_is_a_valid_elicitation() {
-        assert!(approval_params(&req(true)).is_ok());
-        assert!(approval_params(&req(false)).is_ok());
-    }
 
     #[test]
     fn outputs_map_to_content() {

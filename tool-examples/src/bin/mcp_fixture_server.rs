@@ -1,6 +1,7 @@
 //! An MCP server with fixture tools for third-party clients: the conformance suite's tools
 //! (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`,
-//! `json_schema_2020_12_tool`) and a few tools that exercise annotations, output schemas, path
+//! `json_schema_2020_12_tool`, and the `mutation` tools the input-required scenarios ask to
+//! approve) and a few tools that exercise annotations, output schemas, path
 //! arguments and approval for the Python client test. All are `#[tool]`s served through the
 //! executor, like any application's tools.
 //!
@@ -95,6 +96,33 @@ fn count_words(text: String, max: Option<u32>) -> Json<WordCount> {
 fn write_note(path: WorkspacePath, text: String) -> Result<String, WorkspaceFsError> {
     path.write_atomic(text.as_bytes())?;
     Ok(format!("wrote {}", path.as_path().display()))
+}
+
+/// Needs approval (a `mutation`), then says so. The conformance suite's input-required scenarios
+/// call it: a 2026-07-28 client approves through an input-required result whose signed
+/// `requestState` it echoes back.
+#[tool(risk = "mutation")]
+fn test_input_required_result_request_state() -> String {
+    "approved: the call ran".to_owned()
+}
+
+/// Needs approval (a `mutation`); the suite echoes a changed `requestState`, which is refused.
+#[tool(risk = "mutation")]
+fn test_input_required_result_tampered_state() -> String {
+    "approved: the call ran".to_owned()
+}
+
+/// Needs approval (a `mutation`), asked through an elicitation input request.
+#[tool(risk = "mutation")]
+fn test_input_required_result_elicitation() -> String {
+    "approved: the call ran".to_owned()
+}
+
+/// Needs approval (a `mutation`): over stateless HTTP the question travels in the result, never
+/// as a request of its own on the response stream.
+#[tool(risk = "mutation")]
+fn test_streaming_elicitation() -> String {
+    "approved: the call ran".to_owned()
 }
 
 /// The fixture tools, and only them (the example library's tools are linked in too).

@@ -1,0 +1,136 @@
+//! The approval question as an MCP form elicitation, and how its answer is read. Shared by the
+//! two ways of asking: a server-to-client `elicitation/create` request (2025-11-25 sessions) and
+//! an input request inside an input-required result (2026-07-28).
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use serde_json::{json, Value};
+
+use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest};
+
+/// The form that asks whether `req` may run. It offers a session grant only when the request
+/// allows one.
+pub(super) fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
+    let args = serde_json::to_string_pretty(&req.args).unwrap_or_default();
+    let mut properties = serde_json::Map::new();
+    properties.insert(
+        "approve".into(),
+        json!({"type": "boolean", "title": "Run this call", "default": false}),
+    );
+    if req.session_grant_allowed {
+        properties.insert(
+            "for_session".into(),
+            json!({"type": "boolean", "title": "Also allow later calls of this tool in this session", "default": false}),
+        );
+    }
+    let params = json!({
+        "mode": "form",
+        "message": format!(
+            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.)\n{}",
+            req.risk, req.tool, reason_text(&req.reason), args
+        ),
+        "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
+    });
+    serde_json::from_value(params).map_err(|e| format!("could not build the approval request: {e}"))
+}
+
+fn reason_text(reason: &ApprovalReason) -> String {
+    match reason {
+        ApprovalReason::Risk { risk } => format!("the tool's risk is {risk}"),
+        ApprovalReason::Review { .. } => format!("the safety scan asks for review: {reason}"),
+    }
+}
+
+/// The decision an answer to [`approval_params`]'s form gives: only an accepted form with an
+/// explicit `approve: true` approves.
+pub(super) fn interpret_answer(
+    action: ElicitationAction,
+    content: Option<&Value>,
+    req: &ApprovalRequest,
+) -> ApprovalDecision {
+    let deny = |reason: &str| ApprovalDecision::Deny {
+        reason: reason.to_owned(),
+    };
+    match action {
+        ElicitationAction::Accept => {}
+        ElicitationAction::Decline => return deny("the user declined"),
+        _ => return deny("the user cancelled the approval"),
+    }
+    let Some(content) = content else {
+        return deny("the approval answer was empty");
+    };
+    // Only an explicit `true` approves; anything else (absent, string, number) denies.
+    if content.get("approve") != Some(&Value::Bool(true)) {
+        return deny("the user did not approve");
+    }
+    if req.session_grant_allowed && content.get("for_session") == Some(&Value::Bool(true)) {
+        ApprovalDecision::ApproveForSession
+    } else {
+        ApprovalDecision::Approve
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decl::Risk;
+
+    fn req(session: bool) -> ApprovalRequest {
+        ApprovalRequest {
+            session_id: "s".into(),
+            call_id: "1".into(),
+            tool: "t".into(),
+            risk: Risk::Mutation,
+            args: json!({}),
+            reason: ApprovalReason::Risk {
+                risk: Risk::Mutation,
+            },
+            session_grant_allowed: session,
+            round: 0,
+        }
+    }
+
+    #[test]
+    fn only_an_explicit_true_approves() {
+        let r = req(true);
+        let accept = ElicitationAction::Accept;
+        assert_eq!(
+            interpret_answer(accept.clone(), Some(&json!({"approve": true})), &r),
+            ApprovalDecision::Approve
+        );
+        assert!(matches!(
+            interpret_answer(accept.clone(), Some(&json!({"approve": "true"})), &r),
+            ApprovalDecision::Deny { .. }
+        ));
+        assert!(matches!(
+            interpret_answer(accept.clone(), None, &r),
+            ApprovalDecision::Deny { .. }
+        ));
+        assert!(matches!(
+            interpret_answer(
+                ElicitationAction::Decline,
+                Some(&json!({"approve": true})),
+                &r
+            ),
+            ApprovalDecision::Deny { .. }
+        ));
+    }
+
+    #[test]
+    fn session_grant_only_when_offered() {
+        let answer = json!({"approve": true, "for_session": true});
+        assert_eq!(
+            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(true)),
+            ApprovalDecision::ApproveForSession
+        );
+        assert_eq!(
+            interpret_answer(ElicitationAction::Accept, Some(&answer), &req(false)),
+            ApprovalDecision::Approve
+        );
+    }
+
+    #[test]
+    fn approval_form_is_a_valid_elicitation() {
+        assert!(approval_params(&req(true)).is_ok());
+        assert!(approval_params(&req(false)).is_ok());
+    }
+}

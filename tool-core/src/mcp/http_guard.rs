@@ -1,0 +1,268 @@
+//! Checks on a streamable HTTP request body before rmcp decodes it, for what its decoder cannot
+//! see or reports with the wrong error:
+//!
+//! - a body that is not JSON gets the JSON-RPC parse error `-32700` (HTTP 400);
+//! - a message with a duplicate object key anywhere is refused (`-32602`, reason
+//!   `malformed_call`), as the CLI refuses one: a JSON decoder keeps one of the two values, so
+//!   what would run is not what the sender may have meant, nor what a log shows;
+//! - a `tools/call` whose `arguments` is not an object gets `-32602` (invalid params), not
+//!   "method not found".
+//!
+//! Other bodies pass unchanged (the same bytes), and rmcp validates `Host`, `Origin`, headers,
+//! sessions and the message itself. The stdio transport applies the same checks to each line
+//! (`super::stdio_guard`).
+
+use std::collections::HashSet;
+use std::fmt;
+
+use axum::body::{to_bytes, Body};
+use axum::extract::Request;
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{json, Value};
+
+use crate::reason::ReasonCode;
+
+/// The largest body read (rmcp's own default limit for a POST body).
+pub(super) const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_PARAMS: i64 = -32602;
+
+/// The middleware: inspect a POST body, answer the errors above, pass everything else on.
+pub(super) async fn check_body(req: Request, next: Next) -> Response {
+    if req.method() != Method::POST || !is_json(&req) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return (StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response();
+        }
+    };
+    if let Some(refusal) = inspect(&bytes) {
+        return refusal.into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn is_json(req: &Request) -> bool {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
+}
+
+/// A JSON-RPC error answered without reaching the server.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Refusal {
+    id: Value,
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl Refusal {
+    /// The JSON-RPC error response.
+    pub(super) fn to_message(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": self.id, "error": error})
+    }
+
+    /// `true` when the refused message was a notification (no id, and it parsed): nothing
+    /// answers a notification where a reply has no request to go to (stdio).
+    pub(super) fn is_for_notification(&self) -> bool {
+        self.id.is_null() && self.code != PARSE_ERROR
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        (
+            StatusCode::BAD_REQUEST,
+            [(header::CONTENT_TYPE, "application/json")],
+            self.to_message().to_string(),
+        )
+            .into_response()
+    }
+}
+
+/// The refusal for a body, or `None` to pass it on.
+pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
+    let message: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Some(Refusal {
+                id: Value::Null,
+                code: PARSE_ERROR,
+                message: format!("Parse error: {e}"),
+                data: None,
+            })
+        }
+    };
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    if let Err(e) = no_duplicate_keys(bytes) {
+        return Some(Refusal {
+            id,
+            code: INVALID_PARAMS,
+            message: format!("{}: {e}", ReasonCode::MalformedCall),
+            data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
+        });
+    }
+    if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+        let arguments = message.get("params").and_then(|p| p.get("arguments"));
+        if let Some(a) = arguments.filter(|a| !a.is_object() && !a.is_null()) {
+            let kind = match a {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                _ => "not an object",
+            };
+            return Some(Refusal {
+                id,
+                code: INVALID_PARAMS,
+                message: format!("tools/call `arguments` must be an object, got {kind}"),
+                data: Some(json!({"reason_code": ReasonCode::InvalidArguments})),
+            });
+        }
+    }
+    None
+}
+
+/// `Err` naming the first duplicate key (and where it is) in a JSON document known to parse.
+fn no_duplicate_keys(bytes: &[u8]) -> Result<(), String> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let mut path = Vec::new();
+    NoDup { path: &mut path }
+        .deserialize(&mut de)
+        .map_err(|e| e.to_string())
+}
+
+struct NoDup<'a> {
+    path: &'a mut Vec<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for NoDup<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDup<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            self.path.push(i.to_string());
+            let more = seq.next_element_seed(NoDup { path: self.path })?;
+            self.path.pop();
+            if more.is_none() {
+                return Ok(());
+            }
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                let at = if self.path.is_empty() {
+                    "the message".to_owned()
+                } else {
+                    format!("`{}`", self.path.join("."))
+                };
+                return Err(de::Error::custom(format!(
+                    "duplicate key {} in the object at {at}",
+                    Value::String(key)
+                )));
+            }
+            self.path.push(key);
+            map.next_value_seed(NoDup { path: self.path })?;
+            self.path.pop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_json_is_a_parse_error() {
+        let r = inspect(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#).expect("refused");
+        assert_eq!(r.code, PARSE_ERROR);
+        assert_eq!(r.id, Value::Null);
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_at_any_depth() {
+        let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":{"b":1,"b":2}}}}"#;
+        let r = inspect(body).expect("refused");
+        assert_eq!(r.code, INVALID_PARAMS);
+        assert_eq!(r.id, json!(7));
+        assert!(r.message.contains("params.arguments.a"), "{}", r.message);
+        assert_eq!(
+            r.data.expect("data")["reason_code"],
+            json!("malformed_call")
+        );
+        assert!(inspect(br#"{"id":1,"id":2,"method":"ping"}"#).is_some());
+    }
+
+    #[test]
+    fn array_arguments_are_invalid_params() {
+        let body = br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":[1]}}"#;
+        let r = inspect(body).expect("refused");
+        assert_eq!(r.code, INVALID_PARAMS);
+        assert_eq!(r.id, json!("x"));
+    }
+
+    #[test]
+    fn ordinary_messages_pass() {
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[{"b":1},{"b":2}]}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+        ] {
+            assert_eq!(inspect(body), None);
+        }
+    }
+}
