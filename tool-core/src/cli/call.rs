@@ -3,7 +3,14 @@
 //! Output, one line per input line, in order:
 //! `{"line": N, "tool": NAME|null, "status": "ok"|"refused"|"failed", "code": REASON|null,
 //! "message": TEXT|null, "output": VALUE|null}`. `refused` means the handler never ran; `failed`
-//! means it ran and failed.
+//! means it ran and failed. A tool that returns content blocks (images, audio, resources; see
+//! [`crate::content`]) adds `"content": [BLOCK, ...]`, each block in MCP's `ContentBlock` shape
+//! (binary data base64-encoded, e.g. `{"type": "image", "data": "...", "mimeType": "image/png"}`);
+//! `output` is then `null` unless the tool also returned a value.
+//!
+//! Messages a tool logs ([`ToolContext::log`](crate::context::ToolContext::log)) go to stderr,
+//! one line each, `[LEVEL] CALL_ID: MESSAGE` (control characters escaped), at `info` and above
+//! by default (`--log-level`); stdout carries only result lines.
 //!
 //! With `--batch`, a line holding a JSON array of calls (one model turn) runs as one batch
 //! ([`Executor::run_batch`]) and is answered with one line holding a JSON array of result
@@ -29,6 +36,7 @@ use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
+use crate::context::{LogLevel, LogSink};
 use crate::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
     ScanMode, DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
@@ -102,6 +110,10 @@ pub struct CallArgs {
     /// Kernel confinement of handlers and scripts: `required` refuses what cannot be confined.
     #[arg(long, value_enum, default_value_t = SandboxArg::Required)]
     pub sandbox: SandboxArg,
+    /// The least severe tool log message written to stderr: debug, info, notice, warning,
+    /// error, critical, alert, emergency.
+    #[arg(long, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -167,6 +179,7 @@ pub fn run_call(
         })?;
         config = config.audit(Arc::new(sink));
     }
+    config = config.log_sink(stderr_log(args.log_level));
     let executor = Executor::new(registry, config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -177,6 +190,31 @@ pub fn run_call(
         LineMode::Single
     };
     runtime.block_on(serve_lines_as(&executor, input, output, mode))
+}
+
+/// Tool log messages at `min` and above as stderr lines, `[LEVEL] CALL_ID: MESSAGE`, control
+/// characters escaped so a message can neither forge a line nor drive the terminal.
+fn stderr_log(min: LogLevel) -> LogSink {
+    LogSink::new(min, |m| {
+        let clean = |s: &str| -> String {
+            s.chars()
+                .map(|c| {
+                    if c.is_control() {
+                        c.escape_default().to_string()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        };
+        let line = format!(
+            "[{}] {}: {}\n",
+            m.level,
+            clean(&m.call_id),
+            clean(&m.message)
+        );
+        let _ = io::stderr().lock().write_all(line.as_bytes());
+    })
 }
 
 /// Longest batch accepted on one line; a longer array is refused as a whole.
@@ -295,7 +333,17 @@ fn batch_of(
 }
 
 fn to_json(line: u64, r: CallResult) -> Value {
-    result_json(line, r.tool, r.status, r.code, r.message, r.output)
+    let content = r.content;
+    let mut v = result_json(line, r.tool, r.status, r.code, r.message, r.output);
+    if !content.is_empty() {
+        v["content"] = Value::Array(
+            content
+                .iter()
+                .map(crate::content::Content::to_json)
+                .collect(),
+        );
+    }
+    v
 }
 
 fn result_json(

@@ -112,6 +112,7 @@ impl Stop {
 pub(super) enum Verdict {
     Ok {
         output: Value,
+        content: Vec<crate::content::Content>,
         modifier: Option<ContextModifier>,
     },
     /// The handler never ran.

@@ -12,7 +12,9 @@
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+pub mod content;
 mod executor_backend;
+pub mod logging;
 pub mod proxy;
 mod server;
 

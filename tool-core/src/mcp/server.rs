@@ -19,6 +19,8 @@ use tokio_util::sync::CancellationToken;
 use futures::future::BoxFuture;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome, SERVER_NAME, SERVER_VERSION};
+use super::content::call_result;
+use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
 use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 
@@ -40,12 +42,15 @@ pub enum ServeError {
 /// An MCP server over a backend. Cheap to clone: one per HTTP session.
 pub struct McpServer<B> {
     backend: Arc<B>,
+    /// The level this connection asked for with `logging/setLevel`.
+    log_level: ConnectionLogLevel,
 }
 
 impl<B> Clone for McpServer<B> {
     fn clone(&self) -> Self {
         McpServer {
             backend: Arc::clone(&self.backend),
+            log_level: self.log_level.clone(),
         }
     }
 }
@@ -53,21 +58,23 @@ impl<B> Clone for McpServer<B> {
 impl<B: McpBackend> McpServer<B> {
     /// Serve this backend.
     pub fn new(backend: B) -> Self {
-        McpServer {
-            backend: Arc::new(backend),
-        }
+        McpServer::from_arc(Arc::new(backend))
     }
 
     /// Serve a shared backend.
     pub fn from_arc(backend: Arc<B>) -> Self {
-        McpServer { backend }
+        McpServer {
+            backend,
+            log_level: ConnectionLogLevel::default(),
+        }
     }
 
-    /// The server for a new client connection: the backend's per-connection copy, or this one.
+    /// The server for a new client connection: the backend's per-connection copy, or this one,
+    /// with the connection's own log level.
     pub fn for_connection(&self) -> Self {
         match self.backend.for_connection() {
             Some(backend) => McpServer::new(backend),
-            None => self.clone(),
+            None => McpServer::from_arc(Arc::clone(&self.backend)),
         }
     }
 
@@ -93,7 +100,19 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         let mut tools = ToolsCapability::default();
         tools.list_changed = Some(false);
         caps.tools = Some(tools);
+        caps.logging = Some(Default::default());
         ServerConfig::new(caps).with_server_info(Implementation::new(SERVER_NAME, SERVER_VERSION))
+    }
+
+    // `logging/setLevel` (2025-11-25): rmcp marks MCP logging deprecated (SEP-2577).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(level_from_mcp(request.level));
+        Ok(())
     }
 
     async fn list_tools(
@@ -115,6 +134,11 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
             .with_approver(Arc::new(ElicitationApprover {
                 peer: context.peer.clone(),
             }));
+        let logs = request_level(context.meta.log_level(), &self.log_level).map(|min| {
+            let (sink, flush) = log_forwarder(context.peer.clone(), name.clone(), min);
+            ctx = ctx.clone().with_log(sink);
+            flush
+        });
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
             ctx = ctx.clone().with_progress(sink.clone());
@@ -125,6 +149,9 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
             // Progress must reach the client before the result does.
             flush.flush().await;
         }
+        if let Some(flush) = logs {
+            flush.flush().await;
+        }
         let result = match outcome {
             McpCallOutcome::UnknownTool => {
                 return Err(ErrorData::invalid_params(
@@ -132,25 +159,13 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
                     Some(json!({"reason": "unknown_tool", "tool": name})),
                 ))
             }
-            McpCallOutcome::Ok { output } => ok_result(output),
+            McpCallOutcome::Ok { output, content } => call_result(output, &content),
             McpCallOutcome::Refused { code, message }
             | McpCallOutcome::Failed { code, message } => {
                 CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))])
             }
         };
         Ok(result.into())
-    }
-}
-
-fn ok_result(output: Value) -> CallToolResult {
-    match output {
-        Value::String(s) => CallToolResult::success(vec![ContentBlock::text(s)]),
-        Value::Object(_) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
-            r.structured_content = Some(output);
-            r
-        }
-        other => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
     }
 }
 
@@ -401,15 +416,5 @@ mod tests {
     fn approval_form_is_a_valid_elicitation() {
         assert!(approval_params(&req(true)).is_ok());
         assert!(approval_params(&req(false)).is_ok());
-    }
-
-    #[test]
-    fn outputs_map_to_content() {
-        let r = ok_result(json!("hi"));
-        assert!(r.structured_content.is_none());
-        let r = ok_result(json!({"a": 1}));
-        assert_eq!(r.structured_content, Some(json!({"a": 1})));
-        let r = ok_result(json!([1, 2]));
-        assert!(r.structured_content.is_none());
     }
 }
