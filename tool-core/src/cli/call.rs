@@ -36,7 +36,7 @@ use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
-use crate::context::{LogLevel, LogSink};
+use crate::context::{LogLevel, LogMessage, LogSink};
 use crate::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
     ScanMode, DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
@@ -196,25 +196,29 @@ pub fn run_call(
 /// characters escaped so a message can neither forge a line nor drive the terminal.
 fn stderr_log(min: LogLevel) -> LogSink {
     LogSink::new(min, |m| {
-        let clean = |s: &str| -> String {
-            s.chars()
-                .map(|c| {
-                    if c.is_control() {
-                        c.escape_default().to_string()
-                    } else {
-                        c.to_string()
-                    }
-                })
-                .collect()
-        };
-        let line = format!(
-            "[{}] {}: {}\n",
-            m.level,
-            clean(&m.call_id),
-            clean(&m.message)
-        );
-        let _ = io::stderr().lock().write_all(line.as_bytes());
+        let _ = io::stderr().lock().write_all(log_line(&m).as_bytes());
     })
+}
+
+/// One stderr line for a tool's log message.
+fn log_line(m: &LogMessage) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    format!(
+        "[{}] {}: {}\n",
+        m.level,
+        clean(&m.call_id),
+        clean(&m.message)
+    )
 }
 
 /// Longest batch accepted on one line; a longer array is refused as a whole.
@@ -469,6 +473,19 @@ fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_line_cannot_forge_lines_or_drive_the_terminal() {
+        let m = LogMessage {
+            call_id: "c1".into(),
+            level: LogLevel::Warning,
+            message: "disk low\n[error] c2: forged\u{1b}[2J".into(),
+        };
+        assert_eq!(
+            log_line(&m),
+            "[warning] c1: disk low\\n[error] c2: forged\\u{1b}[2J\n"
+        );
+    }
 
     fn lines(input: &[u8], limit: usize) -> Vec<String> {
         let mut r = io::BufReader::with_capacity(4, input);

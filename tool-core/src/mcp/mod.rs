@@ -5,6 +5,9 @@
 //! client's progress token, the call's cancellation and an approver (MCP elicitation when the
 //! client supports it, denial otherwise). Refusals and failures become `isError: true` results
 //! whose text starts with the reason code; an unknown tool is a JSON-RPC `-32602` error.
+//! Successful results become MCP content ([`content`]: text, structured content, and the
+//! tool's image, audio and resource blocks); a tool's log messages become
+//! `notifications/message` for a request that asked for them ([`logging`]).
 //!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection.
