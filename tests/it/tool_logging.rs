@@ -97,6 +97,34 @@ async fn the_calls_sink_wins_over_the_configured_one() {
     );
 }
 
+#[tokio::test]
+async fn a_batch_logs_every_call_to_its_sink() {
+    let (_dir, exec) = executor(|c| c);
+    let session = exec.new_session();
+    let (sink, mut rx) = log_channel(LogLevel::Critical);
+    let calls = vec![
+        call("log_every_level", json!({})).with_id("a"),
+        call("log_every_level", json!({})).with_id("b"),
+    ];
+    let results = exec
+        .run_batch(
+            &session,
+            calls,
+            tool_core::executor::BatchOptions::new().log(sink),
+        )
+        .await;
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    let mut got: Vec<(String, LogLevel)> = std::iter::from_fn(|| rx.try_recv().ok())
+        .map(|m| (m.call_id, m.level))
+        .collect();
+    got.sort();
+    let want: Vec<(String, LogLevel)> = ["a", "b"]
+        .iter()
+        .flat_map(|id| LogLevel::ALL[5..].iter().map(move |l| (id.to_string(), *l)))
+        .collect();
+    assert_eq!(got, want);
+}
+
 /// Passes on every log notification the server sends.
 #[derive(Clone)]
 struct Recorder(tokio::sync::mpsc::UnboundedSender<LoggingMessageNotificationParam>);

@@ -72,8 +72,9 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
     if let Some(sink) = &cx.env.progress {
         ctx = ctx.with_progress(sink.clone());
     }
-    // The call's own log sink (set by `attach` below) wins over the configured one.
-    if let Some(sink) = &executor.config.log {
+    // The call's own log sink (set by `attach` below) or its batch's wins over the configured
+    // one.
+    if let Some(sink) = cx.env.log.as_ref().or(executor.config.log.as_ref()) {
         ctx = ctx.with_log(sink.clone());
     }
     let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
