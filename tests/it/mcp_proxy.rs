@@ -149,12 +149,7 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
             ctx("4"),
         )
         .await;
-    assert_eq!(
-        ok,
-        McpCallOutcome::Ok {
-            output: json!("received")
-        }
-    );
+    assert_eq!(ok, McpCallOutcome::ok(json!("received")));
     let seen = received(&log);
     assert_eq!(seen.len(), 1, "{seen:?}");
     // The child gets the path the guard checked: absolute, inside the canonical workspace.

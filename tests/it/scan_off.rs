@@ -24,6 +24,7 @@ fn call_line(ws: &std::path::Path, scan: ScanMode) -> (Value, Vec<Value>) {
         scan,
         sandbox: SandboxArg::Required,
         reply: None,
+        log_level: tool_core::LogLevel::Info,
     };
     let input = json!({"tool": "run_bash", "args": {"command": DENIED}}).to_string();
     let registry = Arc::new(tool_examples::registry().expect("the example registry is valid"));

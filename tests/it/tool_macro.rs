@@ -228,7 +228,9 @@ async fn call(name: &str, args: Value) -> Result<ToolOutcome, String> {
 
 fn ok_output(outcome: ToolOutcome) -> (Value, Option<ContextModifier>) {
     match outcome {
-        ToolOutcome::Ok { output, modifier } => (output, modifier),
+        ToolOutcome::Ok {
+            output, modifier, ..
+        } => (output, modifier),
         ToolOutcome::Error { message } => panic!("expected ok, got error {message}"),
     }
 }

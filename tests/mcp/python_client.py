@@ -8,6 +8,7 @@ calls in order and prints one line per check. Exits 1 on any mismatch.
 """
 
 import asyncio
+import base64
 import json
 import os
 import sys
@@ -87,6 +88,15 @@ async def run(expect, command):
                     check(got == (code, code), f"{label}: reason code {code} as data in structuredContent and _meta (got {got})")
                 if "text_contains" in call:
                     check(call["text_contains"] in text, f"{label}: text contains {call['text_contains']!r}")
+                if "content" in call:
+                    got = [
+                        {k: v for k, v in c.model_dump(by_alias=True, exclude_none=True).items() if k in ("type", "mimeType", "uri")}
+                        for c in result.content
+                    ]
+                    check(got == call["content"], f"{label}: content blocks {call['content']} (got {got})")
+                    for c in result.content:
+                        if getattr(c, "type", None) in ("image", "audio"):
+                            check(len(base64.b64decode(c.data, validate=True)) > 0, f"{label}: {c.type} data is base64")
                 if "structured" in call:
                     check(result.structured_content == call["structured"], f"{label}: structuredContent == {call['structured']}")
                 if "elicitation" in call:

@@ -64,6 +64,26 @@ pub fn output_schema<T: schemars::JsonSchema>() -> Value {
     generator().into_root_schema_for::<T>().to_value()
 }
 
+/// A hand-written input schema from a file's text (`#[tool(input_schema = "file.json")]`).
+/// `#[tool]` checked the file at compile time; text that is not JSON still cannot pass: the
+/// schema becomes a string, which the registry refuses, naming the file.
+pub fn schema_text(text: &str, file: &str) -> Value {
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| Value::String(format!("the input schema `{file}` is not JSON: {e}")))
+}
+
+/// A hand-written input schema from a function (`#[tool(input_schema = path::to::f)]`).
+pub fn schema_fn(f: fn() -> Value) -> Value {
+    f()
+}
+
+/// The whole arguments object as the one parameter of a tool with a hand-written schema
+/// (already validated against that schema by the executor).
+pub fn whole_args<T: DeserializeOwned>(mut args: Value) -> Result<T, ArgumentError> {
+    crate::schema::integers::integral_numbers_as_integers(&mut args);
+    serde_json::from_value(args).map_err(|e| ArgumentError::new(format!("invalid arguments: {e}")))
+}
+
 /// The arguments object of a call, after refusing any key that is not a parameter.
 ///
 /// Generated adapters take the arguments apart one parameter at a time with [`arg`] instead of

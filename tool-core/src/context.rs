@@ -199,6 +199,145 @@ pub fn progress_channel() -> (ProgressSink, tokio::sync::mpsc::UnboundedReceiver
     (sink, rx)
 }
 
+/// How severe a log message is: the syslog levels (RFC 5424) MCP uses, least severe first, so
+/// `a >= b` reads "`a` is at least as severe as `b`".
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detail for debugging.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something may be wrong.
+    Warning,
+    /// Something failed.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+
+    /// The level's name as MCP writes it (`debug`, `info`, ..., `emergency`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        }
+    }
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for LogLevel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LogLevel::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown log level `{}`; expected one of: debug, info, notice, warning, error, critical, alert, emergency",
+                    s.escape_debug()
+                )
+            })
+    }
+}
+
+/// A message a running tool logged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LogMessage {
+    /// The call that logged it.
+    pub call_id: String,
+    /// How severe it is.
+    pub level: LogLevel,
+    /// The message.
+    pub message: String,
+}
+
+/// Where a call's log messages go, and from which level on: messages below the level are
+/// dropped in the tool's context, before anything is built or sent.
+#[derive(Clone)]
+pub struct LogSink {
+    min: LogLevel,
+    send: Arc<dyn Fn(LogMessage) + Send + Sync>,
+}
+
+impl std::fmt::Debug for LogSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogSink")
+            .field("min", &self.min)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LogSink {
+    /// Messages at `min` or more severe go to `send`.
+    pub fn new(min: LogLevel, send: impl Fn(LogMessage) + Send + Sync + 'static) -> Self {
+        LogSink {
+            min,
+            send: Arc::new(send),
+        }
+    }
+
+    /// The least severe level that is sent.
+    pub fn min_level(&self) -> LogLevel {
+        self.min
+    }
+
+    /// `true` when a message at `level` is sent.
+    pub fn enabled(&self, level: LogLevel) -> bool {
+        level >= self.min
+    }
+
+    /// Send a message if its level is enabled.
+    pub fn send(&self, message: LogMessage) {
+        if self.enabled(message.level) {
+            (self.send)(message);
+        }
+    }
+}
+
+/// A log sink that queues messages at `min` and above, in the order they are logged, for a
+/// receiver to stream (messages logged after the receiver is dropped are discarded).
+pub fn log_channel(min: LogLevel) -> (LogSink, tokio::sync::mpsc::UnboundedReceiver<LogMessage>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let sink = LogSink::new(min, move |m| {
+        let _ = tx.send(m);
+    });
+    (sink, rx)
+}
+
 /// Everything a tool may know about the call it serves. One per call, never shared or global.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -208,6 +347,7 @@ pub struct ToolContext {
     workspace: Arc<Path>,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
+    log: Option<LogSink>,
     state: Arc<SessionState>,
     output_budget: Option<usize>,
     // A call has a handful of path arguments at most: a list searched in order beats a map.
@@ -242,6 +382,7 @@ impl ToolContext {
             workspace: Arc::from(workspace.into()),
             cancel: CancellationToken::new(),
             progress: None,
+            log: None,
             state: Arc::new(SessionState::new()),
             output_budget: None,
             paths: Vec::new(),
@@ -265,6 +406,7 @@ impl ToolContext {
             workspace,
             cancel,
             progress: None,
+            log: None,
             state,
             output_budget: None,
             paths: Vec::new(),
@@ -313,6 +455,12 @@ impl ToolContext {
     /// Send progress reports here.
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Send log messages here (see [`ToolContext::log`]).
+    pub fn with_log(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
         self
     }
 
@@ -369,6 +517,25 @@ impl ToolContext {
                 message: message.map(str::to_owned),
             });
         }
+    }
+
+    /// Log a message about this call. It goes only where the caller asked for messages at this
+    /// level or a more severe one: over MCP, as a `notifications/message` to the request that
+    /// set `logLevel` in its `_meta` (or, for a 2025-11-25 client, after `logging/setLevel`);
+    /// on the command line, to stderr. Nobody asked: nothing is sent, and nothing is built.
+    pub fn log(&self, level: LogLevel, message: impl Into<String>) {
+        if let Some(sink) = self.log.as_ref().filter(|s| s.enabled(level)) {
+            sink.send(LogMessage {
+                call_id: self.call_id.to_string(),
+                level,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// `true` when a message at `level` would be sent (to skip building an expensive one).
+    pub fn log_enabled(&self, level: LogLevel) -> bool {
+        self.log.as_ref().is_some_and(|s| s.enabled(level))
     }
 
     /// The session state as it was when this call started.

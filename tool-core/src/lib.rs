@@ -30,6 +30,7 @@
 pub mod approval;
 pub mod audit;
 pub mod call;
+pub mod content;
 pub mod context;
 pub mod decl;
 pub mod executor;
@@ -54,7 +55,7 @@ pub mod cli;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
-pub use context::{ContextModifier, Progress, SessionState, StateKey, ToolContext};
+pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
 pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;

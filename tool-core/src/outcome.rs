@@ -7,6 +7,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::content::{Audio, Content, EmbeddedResource, Image, ResourceLink};
 use crate::context::ContextModifier;
 pub use crate::reason::ReasonCode;
 
@@ -15,8 +16,13 @@ pub use crate::reason::ReasonCode;
 pub enum ToolOutcome {
     /// The tool did its work.
     Ok {
-        /// The output shown to the model: a string for text, any JSON value for structured output.
+        /// The output shown to the model: a string for text, any JSON value for structured
+        /// output. `Null` when the result is content blocks only.
         output: Value,
+        /// Content blocks (text, image, audio, resources; see [`crate::content`]): when not
+        /// empty, they are the result's content, and `output` is `Null` or the structured
+        /// output they go with.
+        content: Vec<Content>,
         /// A change to the session context, merged by the executor in call order.
         modifier: Option<ContextModifier>,
     },
@@ -32,6 +38,16 @@ impl ToolOutcome {
     pub fn ok(output: impl Into<Value>) -> Self {
         ToolOutcome::Ok {
             output: output.into(),
+            content: Vec::new(),
+            modifier: None,
+        }
+    }
+
+    /// A successful outcome made of content blocks (see [`crate::content`]).
+    pub fn content(content: impl IntoIterator<Item = Content>) -> Self {
+        ToolOutcome::Ok {
+            output: Value::Null,
+            content: content.into_iter().collect(),
             modifier: None,
         }
     }
@@ -47,8 +63,11 @@ impl ToolOutcome {
     /// a failed call never changes the context).
     pub fn with_modifier(self, modifier: ContextModifier) -> Self {
         match self {
-            ToolOutcome::Ok { output, .. } => ToolOutcome::Ok {
+            ToolOutcome::Ok {
+                output, content, ..
+            } => ToolOutcome::Ok {
                 output,
+                content,
                 modifier: Some(modifier),
             },
             err @ ToolOutcome::Error { .. } => err,
@@ -84,13 +103,14 @@ impl<T> Modified<T> {
 /// Conversion of a handler's return value into a [`ToolOutcome`].
 ///
 /// Implemented for the return forms `#[tool]` accepts: [`ToolOutcome`], strings, `()`, numbers,
-/// `bool`, [`serde_json::Value`], [`Json<T>`], [`Modified<T>`], `(T, ContextModifier)` and
-/// `Result<T, E: Display>` of any of these.
+/// `bool`, [`serde_json::Value`], [`Json<T>`], content blocks ([`Content`], `Vec<Content>`,
+/// [`Image`], [`Audio`], [`EmbeddedResource`], [`ResourceLink`]), [`Modified<T>`],
+/// `(T, ContextModifier)` and `Result<T, E: Display>` of any of these.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool result",
     label = "a `#[tool]` cannot return `{Self}` as it is",
     note = "wrap it in `Json`: `Json<{Self}>` returns any `Serialize + JsonSchema` value (a `Vec`, a map, your own struct) as structured output with its schema",
-    note = "returned as they are: `String`, `&'static str`, numbers, `bool`, `()`, `serde_json::Value`, `ToolOutcome`, `Modified<T>`, `(T, ContextModifier)`, and `Result<T, E: Display>` of these"
+    note = "returned as they are: `String`, `&'static str`, numbers, `bool`, `()`, `serde_json::Value`, `ToolOutcome`, content blocks (`Image`, `Audio`, `Content`, `Vec<Content>`, ...), `Modified<T>`, `(T, ContextModifier)`, and `Result<T, E: Display>` of these"
 )]
 pub trait IntoToolOutcome {
     /// Convert into an outcome.
@@ -150,6 +170,23 @@ impl<T: Serialize> IntoToolOutcome for Json<T> {
             Ok(v) => ToolOutcome::ok(v),
             Err(e) => ToolOutcome::error(format!("output could not be serialized: {e}")),
         }
+    }
+}
+
+macro_rules! content_outcome {
+    ($($t:ty),*) => {$(
+        impl IntoToolOutcome for $t {
+            fn into_outcome(self) -> ToolOutcome {
+                ToolOutcome::content([Content::from(self)])
+            }
+        }
+    )*};
+}
+content_outcome!(Content, Image, Audio, EmbeddedResource, ResourceLink);
+
+impl IntoToolOutcome for Vec<Content> {
+    fn into_outcome(self) -> ToolOutcome {
+        ToolOutcome::content(self)
     }
 }
 

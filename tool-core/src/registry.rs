@@ -388,9 +388,12 @@ pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
     check_and_compile(decl).map(drop)
 }
 
-/// [`check_decl`], returning the input validator it compiled, so a registry compiles each
-/// schema once (compiling dominates start-up).
-fn check_and_compile(decl: &ToolDecl) -> Result<jsonschema::Validator, RegistryError> {
+/// The validators of one declaration: its input schema, and its output schema if it has one.
+type Validators = (jsonschema::Validator, Option<jsonschema::Validator>);
+
+/// [`check_decl`], returning the validators it compiled, so a registry compiles each schema
+/// once (compiling dominates start-up).
+fn check_and_compile(decl: &ToolDecl) -> Result<Validators, RegistryError> {
     let bad = |reason: String| RegistryError::InvalidDeclaration {
         tool: decl.name.clone(),
         reason,
@@ -444,7 +447,15 @@ fn check_and_compile(decl: &ToolDecl) -> Result<jsonschema::Validator, RegistryE
     if !decl.script_args.is_empty() && decl.script_lang.is_none() {
         return Err(bad("script arguments need a script language".to_owned()));
     }
-    Ok(validator)
+    let output = decl
+        .output_schema
+        .as_ref()
+        .map(|s| {
+            crate::schema::validate::compile(s)
+                .map_err(|e| bad(format!("invalid output schema: {e}")))
+        })
+        .transpose()?;
+    Ok((validator, output))
 }
 
 fn find_external_ref(v: &Value) -> Option<String> {
@@ -525,6 +536,7 @@ use registration::ToolRegistration;
 pub struct RegisteredTool {
     def: ToolDef,
     validator: Arc<jsonschema::Validator>,
+    output_validator: Option<Arc<jsonschema::Validator>>,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -549,6 +561,12 @@ impl RegisteredTool {
     /// The argument validator, compiled once at registry build.
     pub fn validator(&self) -> &jsonschema::Validator {
         &self.validator
+    }
+
+    /// The output validator, compiled once at registry build; `None` without an output schema.
+    /// The executor checks every successful output against it before the output leaves.
+    pub fn output_validator(&self) -> Option<&jsonschema::Validator> {
+        self.output_validator.as_deref()
     }
 }
 
@@ -603,12 +621,13 @@ impl RegistryBuilder {
                     second: def.decl.source.clone(),
                 });
             }
-            let validator = check_and_compile(&def.decl)?;
+            let (validator, output_validator) = check_and_compile(&def.decl)?;
             tools.insert(
                 def.decl.name.clone(),
                 RegisteredTool {
                     def,
                     validator: Arc::new(validator),
+                    output_validator: output_validator.map(Arc::new),
                 },
             );
         }

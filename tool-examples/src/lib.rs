@@ -11,6 +11,7 @@ use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, Workspac
 
 pub mod demo;
 mod limits;
+pub mod media;
 
 pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
 

@@ -21,6 +21,7 @@ pub(crate) const OPEN_WORLD: &str = "open_world";
 pub(crate) const TIMEOUT: &str = "timeout";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const CHECK_PERMISSIONS: &str = "check_permissions";
+pub(crate) const INPUT_SCHEMA: &str = "input_schema";
 
 /// Every key, in the order error messages list them.
 const KEYS: &[&str] = &[
@@ -36,6 +37,7 @@ const KEYS: &[&str] = &[
     OPEN_WORLD,
     TIMEOUT,
     CHECK_PERMISSIONS,
+    INPUT_SCHEMA,
     CRATE,
 ];
 
@@ -54,6 +56,7 @@ fn usage(key: &str) -> &'static str {
         OPEN_WORLD => "open_world",
         TIMEOUT => "timeout = \"30s\"",
         CHECK_PERMISSIONS => "check_permissions = path::to::check",
+        INPUT_SCHEMA => "input_schema = \"schemas/tool.json\" (a file in the crate) or input_schema = path::to::schema_fn",
         CRATE => "crate = path::to::tool_core",
         _ => "",
     }
@@ -75,6 +78,15 @@ impl<T> ToTokens for Spanned<T> {
     }
 }
 
+/// A hand-written input schema (`input_schema = ..`).
+#[derive(Debug, Clone)]
+pub(crate) enum InputSchema {
+    /// A JSON file, relative to the crate's manifest directory.
+    File(LitStr),
+    /// A `fn() -> serde_json::Value`.
+    Fn(syn::Path),
+}
+
 /// Everything `#[tool(..)]` says. Absent keys keep their fail-closed defaults.
 #[derive(Debug, Default)]
 pub(crate) struct Attrs {
@@ -92,6 +104,7 @@ pub(crate) struct Attrs {
     pub(crate) open_world: bool,
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) check_permissions: Option<syn::Path>,
+    pub(crate) input_schema: Option<InputSchema>,
     pub(crate) krate: Option<syn::Path>,
 }
 
@@ -167,11 +180,28 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
             OPEN_WORLD => attrs.open_world = flag(cx, meta, &key),
             TIMEOUT => attrs.timeout_ms = string(cx, meta, &key).and_then(|s| timeout(cx, s)),
             CHECK_PERMISSIONS => attrs.check_permissions = path(cx, meta, &key),
+            INPUT_SCHEMA => attrs.input_schema = input_schema(cx, meta, &key),
             CRATE => attrs.krate = path(cx, meta, &key),
             _ => unreachable!("every key in KEYS is handled"),
         }
     }
     attrs
+}
+
+fn input_schema(cx: &Ctxt, meta: &Meta, key: &str) -> Option<InputSchema> {
+    match value(cx, meta, key)? {
+        Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Some(InputSchema::File(s.clone())),
+        Expr::Path(p) if p.qself.is_none() => Some(InputSchema::Fn(p.path.clone())),
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("`{key}` takes a file or a function: `{}`", usage(key)),
+            );
+            None
+        }
+    }
 }
 
 /// The key a typo most likely meant: at most two edits away.

@@ -26,6 +26,7 @@ pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
     check_read_only_effects(cx, attrs, tool);
     check_parameter_attributes(cx, attrs, tool);
     check_state_parameters(cx, tool);
+    check_input_schema(cx, attrs, tool);
 }
 
 /// A `State<T>` parameter is a resource, not an argument: nothing about it is in the schema.
@@ -50,6 +51,92 @@ fn state_name(s: &crate::model::StateParam<'_>) -> Option<String> {
     match &*s.pat.pat {
         syn::Pat::Ident(p) => Some(crate::model::unraw(&p.ident)),
         _ => None,
+    }
+}
+
+/// With a hand-written `input_schema`, the schema is the declaration of the arguments: the
+/// function takes the whole arguments object as one parameter (a `serde_json::Value` or a
+/// `Deserialize` type), and nothing may describe the arguments a second time (per-parameter
+/// attributes, `# Arguments` docs) or guard them by parameter (`path_args`, `script_args`).
+fn check_input_schema(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    let Some(schema) = &attrs.input_schema else {
+        return;
+    };
+    if let attr::InputSchema::File(lit) = schema {
+        check_schema_file(cx, lit);
+    }
+    for (i, p) in tool.params().enumerate() {
+        if i == 1 {
+            cx.error_spanned_by(
+                p.ident,
+                format!(
+                    "with `{}`, a tool takes the whole arguments object as one parameter (a `serde_json::Value` or a `Deserialize` struct); {}",
+                    attr::INPUT_SCHEMA,
+                    param_list(tool)
+                ),
+            );
+        }
+        if let Some(a) = p.arg_attrs.first().or(p.schema_attrs.first()) {
+            cx.error_spanned_by(
+                a,
+                format!("`{}` declares the arguments; per-parameter attributes would describe them a second time: put defaults and descriptions into the schema", attr::INPUT_SCHEMA),
+            );
+        }
+        if p.shape.base == Base::WorkspacePath {
+            cx.error_spanned_by(
+                p.ty,
+                format!("a tool with `{}` takes the arguments object, not a `WorkspacePath`: guarded paths need typed parameters", attr::INPUT_SCHEMA),
+            );
+        }
+    }
+    let list_of = |key: &str| {
+        format!(
+        "`{key}` names typed parameters; a tool with `{}` has none: declare its arguments as parameters to guard them",
+        attr::INPUT_SCHEMA
+    )
+    };
+    if let Some(first) = attrs.path_args.first() {
+        cx.error_spanned_by(first, list_of(attr::PATH_ARGS));
+    }
+    if let Some(first) = attrs.not_paths.first() {
+        cx.error_spanned_by(first, list_of(attr::NOT_PATHS));
+    }
+    if let Some(s) = &attrs.script_args {
+        cx.error_spanned_by(s, list_of(attr::SCRIPT_ARGS));
+    }
+    if let Some(doc) = tool.docs.args.first() {
+        cx.error_spanned_by(
+            doc.attr,
+            format!("`# Arguments` describes typed parameters; with `{}` the arguments are described in the schema", attr::INPUT_SCHEMA),
+        );
+    }
+}
+
+/// The schema file must exist (relative to the crate's manifest directory) and hold a JSON
+/// object with `"type": "object"`.
+fn check_schema_file(cx: &Ctxt, lit: &syn::LitStr) {
+    let rel = lit.value();
+    let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") else {
+        cx.error_spanned_by(
+            lit,
+            "`input_schema = \"..\"` needs Cargo (CARGO_MANIFEST_DIR is not set)",
+        );
+        return;
+    };
+    let path = std::path::Path::new(&dir).join(&rel);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            cx.error_spanned_by(lit, format!("cannot read the input schema `{rel}` (relative to the crate's Cargo.toml): {e}"));
+            return;
+        }
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Err(e) => cx.error_spanned_by(lit, format!("the input schema `{rel}` is not JSON: {e}")),
+        Ok(v) if v.get("type").and_then(serde_json::Value::as_str) != Some("object") => {
+            cx.error_spanned_by(lit, format!("the input schema `{rel}` must be an object schema with `\"type\": \"object\"` at its root"))
+        }
+        Ok(_) => {}
     }
 }
 

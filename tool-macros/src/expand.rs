@@ -273,12 +273,58 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         None => quote!(::core::option::Option::None),
     };
     let fn_name = &tool.fn_name;
+
+    // A hand-written schema: no argument struct; the one parameter (if any) takes the whole
+    // arguments object, which the executor has validated against that schema.
+    let (args_struct, take_args, input_schema) = match &attrs.input_schema {
+        None => (
+            quote! {
+                // Only the schema is derived: the adapter takes the arguments apart per parameter.
+                #[derive(#pv::schemars::JsonSchema)]
+                #[schemars(crate = #schemars_crate, deny_unknown_fields)]
+                struct __Args {
+                    #(#fields,)*
+                }
+
+                #(#default_fns)*
+            },
+            quote! {
+                let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
+                let __args = __Args { #(#extract,)* };
+                #(#bindings)*
+            },
+            quote!(#pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*])),
+        ),
+        Some(schema) => {
+            let take = match tool.params().next() {
+                Some(p) => {
+                    let (binding, ty) = (local(p), p.ty);
+                    let arg = quote_spanned!(ty.span()=> #pv::whole_args::<#ty>(__args));
+                    quote!(let #binding = #arg?;)
+                }
+                None => quote!(let _ = __args;),
+            };
+            let schema = match schema {
+                attr::InputSchema::File(lit) => quote! {
+                    #pv::schema_text(
+                        ::core::include_str!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #lit)),
+                        #lit,
+                    )
+                },
+                attr::InputSchema::Fn(path) => {
+                    quote_spanned!(path.span()=> #pv::schema_fn(#path))
+                }
+            };
+            (quote!(), take, schema)
+        }
+    };
+
     let def = quote! {
         #pv::#def_fn(
             #pv::ToolDecl {
                 name: #pv::string(#name),
                 description: #pv::string(#description),
-                input_schema: #pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*]),
+                input_schema: #input_schema,
                 output_schema: #output_schema,
                 risk: #pv::Risk::#risk,
                 concurrency_safe: #concurrency_safe,
@@ -309,23 +355,14 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
 
         #[doc(hidden)]
         const _: () = {
-            // Only the schema is derived: the adapter takes the arguments apart per parameter.
-            #[derive(#pv::schemars::JsonSchema)]
-            #[schemars(crate = #schemars_crate, deny_unknown_fields)]
-            struct __Args {
-                #(#fields,)*
-            }
-
-            #(#default_fns)*
+            #args_struct
 
             fn __build() -> #pv::ToolDef {
                 let __handler: #pv::Handler = #pv::Arc::new(
                     |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
                         -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
                     {
-                        let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
-                        let __args = __Args { #(#extract,)* };
-                        #(#bindings)*
+                        #take_args
                         #(#state_bindings)*
                         #runner
                         ::core::result::Result::Ok(#run)

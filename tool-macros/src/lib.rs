@@ -49,6 +49,16 @@ mod model;
 /// - `timeout = "30s"`: digits then `ms`, `s`, `m` or `h`; nonzero.
 /// - `check_permissions = path::to::check`: a `fn(&serde_json::Value) -> Result<(), String>` run
 ///   on the final arguments before the call.
+/// - `input_schema = "schemas/tool.json"` or `input_schema = path::to::schema_fn`: a hand-written
+///   input schema instead of the generated one (JSON Schema 2020-12: `allOf`/`anyOf`/`oneOf`,
+///   `if`/`then`/`else`, `$defs` with `$anchor`, ...), from a JSON file relative to the crate's
+///   `Cargo.toml` (read and checked at compile time) or from a `fn() -> serde_json::Value`. The
+///   executor enforces it as written and every export serves it as written. The function then
+///   takes the whole arguments object as its one parameter (a `serde_json::Value` or any
+///   `Deserialize` type; or no parameter), after the executor validated it. Anything that
+///   would describe the arguments a second time is a compile error: more parameters,
+///   `#[arg]`/`#[schemars]` on the parameter, `# Arguments` docs, `path_args`, `not_paths`,
+///   `script_args`, a `WorkspacePath` parameter (guarded paths need typed parameters).
 /// - `crate = path`: where `tool_core` is, when it is renamed.
 ///
 /// **Parameters**: owned types implementing `Deserialize` and `JsonSchema`; `Option<T>` is
@@ -57,7 +67,9 @@ mod model;
 /// the call's context; it is not part of the schema. No `self`, generics or patterns.
 ///
 /// **Return**: anything implementing `IntoToolOutcome`: `ToolOutcome`, `String`, `()`, numbers,
-/// `serde_json::Value`, `Json<T>` (adds an output schema), `Modified<T>` or
+/// `serde_json::Value`, `Json<T>` (adds an output schema; every output is checked against it
+/// before it leaves), content blocks (`Image`, `Audio`, `EmbeddedResource`, `ResourceLink`,
+/// `Content`, `Vec<Content>`: see `tool_core::content`), `Modified<T>` or
 /// `(T, ContextModifier)`, and `Result<T, E: Display>` of those. Sync functions run on the
 /// blocking pool; async functions are awaited.
 ///

@@ -40,9 +40,7 @@ impl McpBackend for Recorder {
             .open(&self.log)
             .and_then(|mut f| writeln!(f, "{line}"));
         match written {
-            Ok(()) => McpCallOutcome::Ok {
-                output: Value::String("received".into()),
-            },
+            Ok(()) => McpCallOutcome::ok(Value::String("received".into())),
             Err(e) => McpCallOutcome::failed(tool_core::ReasonCode::ToolError, e.to_string()),
         }
     }

@@ -3,7 +3,14 @@
 //! Output, one line per input line, in order:
 //! `{"line": N, "tool": NAME|null, "status": "ok"|"refused"|"failed", "code": REASON|null,
 //! "message": TEXT|null, "output": VALUE|null}`. `refused` means the handler never ran; `failed`
-//! means it ran and failed.
+//! means it ran and failed. A tool that returns content blocks (images, audio, resources; see
+//! [`crate::content`]) adds `"content": [BLOCK, ...]`, each block in MCP's `ContentBlock` shape
+//! (binary data base64-encoded, e.g. `{"type": "image", "data": "...", "mimeType": "image/png"}`);
+//! `output` is then `null` unless the tool also returned a value.
+//!
+//! Messages a tool logs ([`ToolContext::log`](crate::context::ToolContext::log)) go to stderr,
+//! one line each, `[LEVEL] CALL_ID: MESSAGE` (control characters escaped), at `info` and above
+//! by default (`--log-level`); stdout carries only result lines.
 //!
 //! With `--batch`, a line holding a JSON array of calls (one model turn) runs as one batch
 //! ([`Executor::run_batch`]) and is answered with one line holding a JSON array of result
@@ -29,6 +36,7 @@ use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::JsonlAuditSink;
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
+use crate::context::{LogLevel, LogMessage, LogSink};
 use crate::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
     ScanMode, DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
@@ -109,6 +117,10 @@ pub struct CallArgs {
     /// message), `gemini` (`functionResponse`), with the call's id.
     #[arg(long, value_enum)]
     pub reply: Option<Provider>,
+    /// The least severe tool log message written to stderr: debug, info, notice, warning,
+    /// error, critical, alert, emergency.
+    #[arg(long, default_value_t = LogLevel::Info)]
+    pub log_level: LogLevel,
 }
 
 /// Why `call` could not run (a bad call is never one of these: it gets a result line).
@@ -190,6 +202,7 @@ pub fn run_call_with(
         })?;
         config = config.audit(Arc::new(sink));
     }
+    config = config.log_sink(stderr_log(args.log_level));
     let executor = Executor::new(registry, config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -200,6 +213,35 @@ pub fn run_call_with(
         LineMode::Single
     };
     runtime.block_on(serve_lines_with(&executor, input, output, mode, args.reply))
+}
+
+/// Tool log messages at `min` and above as stderr lines, `[LEVEL] CALL_ID: MESSAGE`, control
+/// characters escaped so a message can neither forge a line nor drive the terminal.
+fn stderr_log(min: LogLevel) -> LogSink {
+    LogSink::new(min, |m| {
+        let _ = io::stderr().lock().write_all(log_line(&m).as_bytes());
+    })
+}
+
+/// One stderr line for a tool's log message.
+fn log_line(m: &LogMessage) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    format!(
+        "[{}] {}: {}\n",
+        m.level,
+        clean(&m.call_id),
+        clean(&m.message)
+    )
 }
 
 /// Longest batch accepted on one line; a longer array is refused as a whole.
@@ -257,28 +299,28 @@ pub async fn serve_lines_with(
                         .run_batch(&session, calls, BatchOptions::default())
                         .await,
                 ),
-                Some(Err(err)) => Lined::One(
+                Some(Err(err)) => Lined::One(Box::new(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
-                ),
-                None => Lined::One(executor.execute_text(&session, text.trim()).await),
+                )),
+                None => Lined::One(Box::new(executor.execute_text(&session, text.trim()).await)),
             },
             Line::TooLong => {
                 let err = ParseError::new(format!("the line is longer than {limit} bytes"));
-                Lined::One(
+                Lined::One(Box::new(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
-                )
+                ))
             }
             Line::NotUtf8 => {
                 let err = ParseError::new("the line is not valid UTF-8");
-                Lined::One(
+                Lined::One(Box::new(
                     executor
                         .execute(&session, Err(err), CallOptions::default())
                         .await,
-                )
+                ))
             }
         };
         let result_line = match (results, reply) {
@@ -293,7 +335,7 @@ pub async fn serve_lines_with(
             ),
             (Lined::One(r), Some(provider)) => crate::reply::reply(&r, provider),
             (Lined::Batch(rs), Some(provider)) => crate::reply::reply_batch(&rs, provider),
-            (Lined::One(r), None) => to_json(line_no, r),
+            (Lined::One(r), None) => to_json(line_no, *r),
             (Lined::Batch(rs), None) => Value::Array(
                 rs.into_iter()
                     .enumerate()
@@ -316,7 +358,7 @@ pub async fn serve_lines_with(
 /// What one input line came to.
 enum Lined {
     Empty,
-    One(CallResult),
+    One(Box<CallResult>),
     Batch(Vec<CallResult>),
 }
 
@@ -340,7 +382,17 @@ fn batch_of(
 }
 
 fn to_json(line: u64, r: CallResult) -> Value {
-    result_json(line, r.tool, r.status, r.code, r.message, r.output)
+    let content = r.content;
+    let mut v = result_json(line, r.tool, r.status, r.code, r.message, r.output);
+    if !content.is_empty() {
+        v["content"] = Value::Array(
+            content
+                .iter()
+                .map(crate::content::Content::to_json)
+                .collect(),
+        );
+    }
+    v
 }
 
 fn result_json(
@@ -466,6 +518,19 @@ fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_line_cannot_forge_lines_or_drive_the_terminal() {
+        let m = LogMessage {
+            call_id: "c1".into(),
+            level: LogLevel::Warning,
+            message: "disk low\n[error] c2: forged\u{1b}[2J".into(),
+        };
+        assert_eq!(
+            log_line(&m),
+            "[warning] c1: disk low\\n[error] c2: forged\\u{1b}[2J\n"
+        );
+    }
 
     fn lines(input: &[u8], limit: usize) -> Vec<String> {
         let mut r = io::BufReader::with_capacity(4, input);

@@ -37,7 +37,7 @@ use super::run;
 use super::session::Session;
 use super::state::{call_span, CallState, Cx, Record, RunEnv, Stop, Verdict};
 use crate::call::{ParseError, ToolCall};
-use crate::context::{ContextModifier, ProgressSink};
+use crate::context::{ContextModifier, LogSink, ProgressSink};
 use crate::reason::ReasonCode;
 use crate::status::Step;
 
@@ -46,6 +46,7 @@ use crate::status::Step;
 pub struct BatchOptions {
     cancel: Option<CancellationToken>,
     progress: Option<ProgressSink>,
+    log: Option<LogSink>,
 }
 
 impl std::fmt::Debug for BatchOptions {
@@ -53,6 +54,7 @@ impl std::fmt::Debug for BatchOptions {
         f.debug_struct("BatchOptions")
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.as_ref().map(LogSink::min_level))
             .finish()
     }
 }
@@ -73,6 +75,13 @@ impl BatchOptions {
     /// makes them.
     pub fn progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
+        self
+    }
+
+    /// Every call's log messages at the sink's level and above go here (each names its call
+    /// id), instead of the configured sink.
+    pub fn log(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
         self
     }
 }
@@ -124,6 +133,7 @@ impl Executor {
         let env = RunEnv {
             parent: Some(batch.clone()),
             progress: options.progress,
+            log: options.log,
         };
         let work = self.run_groups(session, calls, &batch, &env);
         match options.cancel {

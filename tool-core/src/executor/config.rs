@@ -87,6 +87,7 @@ pub struct ExecutorConfig {
     pub(super) parse_limits: ParseLimits,
     pub(super) max_concurrency: usize,
     pub(super) session_output_budget: Option<usize>,
+    pub(super) log: Option<crate::context::LogSink>,
     pub(crate) sandbox: SandboxConfig,
     pub(super) resources: Resources,
 }
@@ -108,6 +109,10 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("max_edit_rounds", &self.max_edit_rounds)
             .field("max_concurrency", &self.max_concurrency)
             .field("session_output_budget", &self.session_output_budget)
+            .field(
+                "log",
+                &self.log.as_ref().map(crate::context::LogSink::min_level),
+            )
             .field("sandbox", &self.sandbox)
             .field("resources", &self.resources)
             .finish_non_exhaustive()
@@ -135,6 +140,7 @@ impl ExecutorConfig {
             parse_limits: ParseLimits::default(),
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             session_output_budget: None,
+            log: None,
             sandbox: SandboxConfig::default(),
             resources: Resources::new(),
         }
@@ -152,6 +158,13 @@ impl ExecutorConfig {
     /// Register every resource of `resources` (replacing those of the same types).
     pub fn resources(mut self, resources: &Resources) -> Self {
         self.resources.extend(resources);
+        self
+    }
+
+    /// Where tools' log messages go for calls whose [`CallOptions`](super::CallOptions) name no
+    /// sink of their own (the command line sends them to stderr); without one, nowhere.
+    pub fn log_sink(mut self, sink: crate::context::LogSink) -> Self {
+        self.log = Some(sink);
         self
     }
 

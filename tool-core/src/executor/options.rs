@@ -9,7 +9,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::approval::Approver;
 use crate::call::{ParseError, ToolCall};
-use crate::context::{ProgressSink, ToolContext};
+use crate::context::{LogSink, ProgressSink, ToolContext};
 
 /// A call as [`Executor::execute`](super::Executor::execute) and
 /// [`Executor::run_batch`](super::Executor::run_batch) take it: text a model wrote, a parsed
@@ -62,6 +62,9 @@ pub struct CallOptions {
     pub cancel: Option<CancellationToken>,
     /// Where the tool's progress reports go.
     pub progress: Option<ProgressSink>,
+    /// Where the tool's log messages go, and from which level on
+    /// ([`ToolContext::log`](crate::context::ToolContext::log)); `None`: nowhere.
+    pub log: Option<LogSink>,
     /// Who approves this call, instead of the configured approver. Fail closed still holds:
     /// with neither, a call that needs approval is refused.
     pub approver: Option<Arc<dyn Approver>>,
@@ -78,6 +81,7 @@ impl Default for CallOptions {
             call_id: None,
             cancel: None,
             progress: None,
+            log: None,
             approver: None,
             merge_modifier: true,
         }
@@ -90,6 +94,7 @@ impl std::fmt::Debug for CallOptions {
             .field("call_id", &self.call_id)
             .field("cancel", &self.cancel.as_ref().map(|c| c.is_cancelled()))
             .field("progress", &self.progress.is_some())
+            .field("log", &self.log.as_ref().map(LogSink::min_level))
             .field("approver", &self.approver.is_some())
             .field("merge_modifier", &self.merge_modifier)
             .finish()
@@ -122,6 +127,9 @@ impl CallOptions {
     ) -> (ToolContext, Option<DropGuard>) {
         if let Some(sink) = &self.progress {
             ctx = ctx.with_progress(Arc::clone(sink));
+        }
+        if let Some(sink) = &self.log {
+            ctx = ctx.with_log(sink.clone());
         }
         let link = self.cancel.as_ref().map(|outside| {
             let outside = outside.clone();

@@ -8,7 +8,7 @@ use std::time::Instant;
 use sha2::{Digest, Sha256};
 
 use super::engine::Executor;
-use super::output::charge_session_budget;
+use super::output::{charge_session_budget, Output};
 use super::result::CallResult;
 use super::session::Session;
 use super::state::{CallState, Cx, Record, Stop, Verdict};
@@ -53,14 +53,24 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
     } = call;
     // Charged here, in result order, so concurrent calls share the session budget
     // deterministically.
-    let (status, stop, output, modifier) = match verdict {
-        Verdict::Ok { output, modifier } => {
-            let (output, cut) = charge_session_budget(session, output);
+    let (status, stop, output, content, modifier) = match verdict {
+        Verdict::Ok {
+            output,
+            content,
+            modifier,
+        } => {
+            let (out, cut) = charge_session_budget(
+                session,
+                Output {
+                    value: output,
+                    content,
+                },
+            );
             rec.truncated |= cut;
-            (CallStatus::Ok, None, Some(output), modifier)
+            (CallStatus::Ok, None, Some(out.value), out.content, modifier)
         }
-        Verdict::Refused(stop) => (CallStatus::Refused, Some(stop), None, None),
-        Verdict::Failed(stop) => (CallStatus::Failed, Some(stop), None, None),
+        Verdict::Refused(stop) => (CallStatus::Refused, Some(stop), None, Vec::new(), None),
+        Verdict::Failed(stop) => (CallStatus::Failed, Some(stop), None, Vec::new(), None),
     };
     let (code, step, message) = match stop {
         Some(Stop {
@@ -138,6 +148,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         step,
         message,
         output,
+        content,
         modifier,
         modifier_applied,
         truncated: rec.truncated,

@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::approval::ApprovalStatus;
+use crate::content::Content;
 use crate::context::ContextModifier;
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
@@ -24,8 +25,12 @@ pub struct CallResult {
     pub step: Option<Step>,
     /// What went wrong, for the model; `None` when `ok`.
     pub message: Option<String>,
-    /// The tool's output (capped); `None` unless `ok`.
+    /// The tool's output (capped); `None` unless `ok`. `Some(Null)` when the result is content
+    /// blocks only.
     pub output: Option<Value>,
+    /// The content blocks the tool returned (capped, see [`crate::content`]); empty unless `ok`
+    /// and the tool returned blocks.
+    pub content: Vec<Content>,
     /// The context change the tool returned, if any.
     pub modifier: Option<ContextModifier>,
     /// `true` when the modifier was merged into the session state.
@@ -47,5 +52,23 @@ impl CallResult {
     /// `true` when the status is `ok`.
     pub fn is_ok(&self) -> bool {
         self.status == CallStatus::Ok
+    }
+
+    /// The result as text, for a consumer that shows text only (a provider's tool result
+    /// message): the message of a refusal or failure, else the output (a string as it is, other
+    /// JSON as its text) followed by every content block, binary ones described
+    /// ([`Content::describe`]).
+    pub fn text(&self) -> String {
+        if !self.is_ok() {
+            return self.message.clone().unwrap_or_default();
+        }
+        let mut parts: Vec<String> = Vec::new();
+        match &self.output {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => parts.push(s.clone()),
+            Some(other) => parts.push(other.to_string()),
+        }
+        parts.extend(self.content.iter().map(Content::describe));
+        parts.join("\n")
     }
 }

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use futures::FutureExt;
 
-use super::output::{cap_text, cap_value};
+use super::output::{cap_output, cap_text, Output};
 use super::state::{CallState, Cx, Stop, Verdict};
 use crate::context::ToolContext;
 use crate::outcome::ToolOutcome;
 use crate::reason::ReasonCode;
+use crate::registry::RegisteredTool;
 use crate::sandbox::call::{CallSandbox, NONE};
+use crate::schema::validate::violations;
 use crate::status::Step;
 
 fn failed(code: ReasonCode, message: String) -> Verdict {
@@ -70,6 +72,11 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
     .with_resources(Arc::clone(&executor.resources));
     if let Some(sink) = &cx.env.progress {
         ctx = ctx.with_progress(sink.clone());
+    }
+    // The call's own log sink (set by `attach` below) or its batch's wins over the configured
+    // one.
+    if let Some(sink) = cx.env.log.as_ref().or(executor.config.log.as_ref()) {
+        ctx = ctx.with_log(sink.clone());
     }
     let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
     let handler = tool.def().handler();
@@ -160,10 +167,27 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
                 ),
             )
         }
-        Ok(Ok(ToolOutcome::Ok { output, modifier })) => {
-            let (output, cut) = cap_value(output, cap);
+        Ok(Ok(ToolOutcome::Ok {
+            output,
+            content,
+            modifier,
+        })) => {
+            if let Err(why) = check_output(tool, &output, &content) {
+                return failed_capped(call, cap, ReasonCode::ToolError, why);
+            }
+            let (out, cut) = cap_output(
+                Output {
+                    value: output,
+                    content,
+                },
+                cap,
+            );
             call.rec.truncated = cut;
-            Verdict::Ok { output, modifier }
+            Verdict::Ok {
+                output: out.value,
+                content: out.content,
+                modifier,
+            }
         }
     }
 }
@@ -209,6 +233,37 @@ impl Enforced<'_> {
         }
         m
     }
+}
+
+/// Check a successful output before it leaves: every content block ([`Content::check`]), and
+/// the output value against the declared output schema (a `Json<T>` whose value does not match
+/// its schema is a bug in the tool, not something to pass on).
+///
+/// [`Content::check`]: crate::content::Content::check
+fn check_output(
+    tool: &RegisteredTool,
+    output: &serde_json::Value,
+    content: &[crate::content::Content],
+) -> Result<(), String> {
+    let name = &tool.decl().name;
+    for (i, block) in content.iter().enumerate() {
+        block
+            .check()
+            .map_err(|e| format!("`{name}` returned an invalid content block #{i}: {e}"))?;
+    }
+    if let Some(v) = tool.output_validator() {
+        if !v.is_valid(output) {
+            let found: Vec<String> = violations(v, output)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            return Err(format!(
+                "the output of `{name}` does not match its output schema: {}",
+                found.join("; ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A failure after the handler ran, its message cut at the output cap.

@@ -28,11 +28,12 @@ pub(super) struct Cx<'a> {
 }
 
 /// Where a running call belongs: its batch (whose cancellation stops it) and where its progress
-/// reports go.
+/// reports and log messages go.
 #[derive(Default, Clone)]
 pub(super) struct RunEnv {
     pub(super) parent: Option<tokio_util::sync::CancellationToken>,
     pub(super) progress: Option<ProgressSink>,
+    pub(super) log: Option<crate::context::LogSink>,
 }
 
 /// A looked-up call on its way down the steps: each step reads and refines it.
@@ -112,6 +113,7 @@ impl Stop {
 pub(super) enum Verdict {
     Ok {
         output: Value,
+        content: Vec<crate::content::Content>,
         modifier: Option<ContextModifier>,
     },
     /// The handler never ran.

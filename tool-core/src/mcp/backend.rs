@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
-use crate::context::{Progress, ProgressSink};
+use crate::content::Content;
+use crate::context::{LogSink, Progress, ProgressSink};
 use crate::reason::ReasonCode;
 
 /// The server name announced in `initialize`.
@@ -120,10 +121,13 @@ pub enum McpCallOutcome {
     /// No tool has that name: a JSON-RPC invalid-params error, not a tool result.
     UnknownTool,
     /// The tool ran: a string becomes text content; an object becomes `structuredContent` plus
-    /// its JSON as text; any other value becomes its JSON as text.
+    /// its JSON as text; any other value becomes its JSON as text; content blocks follow, in
+    /// order (see [`call_result`](super::content::call_result)).
     Ok {
-        /// What the tool returned.
+        /// What the tool returned (`Null` when it returned content blocks only).
         output: Value,
+        /// The content blocks it returned.
+        content: Vec<Content>,
     },
     /// The call was refused before the tool ran (`isError: true`, text starts with the code).
     Refused {
@@ -142,6 +146,14 @@ pub enum McpCallOutcome {
 }
 
 impl McpCallOutcome {
+    /// A success with this output and no content blocks.
+    pub fn ok(output: impl Into<Value>) -> Self {
+        McpCallOutcome::Ok {
+            output: output.into(),
+            content: Vec::new(),
+        }
+    }
+
     /// A refusal with this reason.
     pub fn refused(code: ReasonCode, message: impl Into<String>) -> Self {
         McpCallOutcome::Refused {
@@ -165,6 +177,7 @@ pub struct McpCallContext {
     call_id: String,
     cancel: CancellationToken,
     progress: Option<ProgressSink>,
+    log: Option<LogSink>,
     approver: Arc<dyn Approver>,
 }
 
@@ -185,6 +198,7 @@ impl McpCallContext {
             call_id: call_id.into(),
             cancel,
             progress: None,
+            log: None,
             approver: Arc::new(FixedApprover::deny("no approver is configured")),
         }
     }
@@ -193,6 +207,18 @@ impl McpCallContext {
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
         self
+    }
+
+    /// Send the tool's log messages here (the server maps them to `notifications/message`; it
+    /// sets a sink only when the client asked for messages).
+    pub fn with_log(mut self, sink: LogSink) -> Self {
+        self.log = Some(sink);
+        self
+    }
+
+    /// Where log messages go, when the client asked for them (plug into `CallOptions::log`).
+    pub fn log_sink(&self) -> Option<LogSink> {
+        self.log.clone()
     }
 
     /// Ask approvals here.

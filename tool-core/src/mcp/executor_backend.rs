@@ -64,6 +64,7 @@ impl McpBackend for ExecutorBackend {
             call_id: Some(ctx.call_id().to_owned()),
             cancel: Some(ctx.cancellation().clone()),
             progress: ctx.progress_sink(),
+            log: ctx.log_sink(),
             approver: Some(Arc::new(CancellableApprover {
                 inner: ctx.approver(),
                 cancel: ctx.cancellation().clone(),
@@ -89,6 +90,7 @@ fn outcome_of(result: CallResult) -> McpCallOutcome {
     match result.status {
         CallStatus::Ok => McpCallOutcome::Ok {
             output: result.output.unwrap_or(Value::Null),
+            content: result.content,
         },
         CallStatus::Refused if code == ReasonCode::UnknownTool => McpCallOutcome::UnknownTool,
         CallStatus::Refused => McpCallOutcome::Refused { code, message },
@@ -136,6 +138,7 @@ mod tests {
             step: code.map(|_| crate::executor::Step::Run),
             message: code.map(|c| format!("{c} happened")),
             output: (status == CallStatus::Ok).then(|| json!({"a": 1})),
+            content: Vec::new(),
             modifier: None,
             modifier_applied: false,
             truncated: false,
@@ -150,7 +153,8 @@ mod tests {
         assert_eq!(
             outcome_of(result(CallStatus::Ok, None)),
             McpCallOutcome::Ok {
-                output: json!({"a": 1})
+                output: json!({"a": 1}),
+                content: Vec::new(),
             }
         );
         assert_eq!(

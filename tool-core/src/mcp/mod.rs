@@ -10,6 +10,9 @@
 //! results whose text starts with the reason code and whose `structuredContent` and `_meta` carry
 //! it as [`REASON_CODE_KEY`]; an unknown tool is a JSON-RPC `-32602` error. Every incoming message
 //! is checked before rmcp decodes it (malformed JSON, duplicate keys, non-object `arguments`).
+//! Successful results become MCP content ([`content`]: text, structured content, and the
+//! tool's image, audio and resource blocks); a tool's log messages become
+//! `notifications/message` for a request that asked for them ([`logging`]).
 //!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection (per request for a stateless client).
@@ -17,10 +20,12 @@
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+pub mod content;
 mod elicitation;
 mod executor_backend;
 mod http_guard;
 mod input_required;
+pub mod logging;
 pub mod proxy;
 mod server;
 mod stdio_guard;

@@ -199,16 +199,7 @@ fn import_tool(
                 tokio::select! {
                     _ = ctx.cancellation().cancelled() => ToolOutcome::error("cancelled"),
                     r = peer.call_tool(params) => match r {
-                        Ok(result) => {
-                            let text = content_text(&result.content);
-                            if result.is_error == Some(true) {
-                                ToolOutcome::error(text)
-                            } else if let Some(structured) = result.structured_content {
-                                ToolOutcome::ok(structured)
-                            } else {
-                                ToolOutcome::ok(text)
-                            }
-                        }
+                        Ok(result) => child_outcome(result),
                         Err(e) => ToolOutcome::error(format!("the MCP server failed: {e}")),
                     },
                 }
@@ -216,6 +207,41 @@ fn import_tool(
         })
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// A child server's result as an outcome: text as text, structured output as structured
+/// output, and other blocks (images, audio, resources) passed on as content blocks, which the
+/// executor then checks and caps like any tool's. An error's non-text blocks are only named.
+fn child_outcome(result: rmcp::model::CallToolResult) -> ToolOutcome {
+    if result.is_error == Some(true) {
+        return ToolOutcome::error(content_text(&result.content));
+    }
+    let text_only = result
+        .content
+        .iter()
+        .all(|c| matches!(c, ContentBlock::Text(_)));
+    if text_only {
+        return match result.structured_content {
+            Some(structured) => ToolOutcome::ok(structured),
+            None => ToolOutcome::ok(content_text(&result.content)),
+        };
+    }
+    // With structured output, its text rendering is the child's text blocks: keep the others.
+    let structured = result.structured_content;
+    let blocks: Result<Vec<_>, String> = result
+        .content
+        .iter()
+        .filter(|c| structured.is_none() || !matches!(c, ContentBlock::Text(_)))
+        .map(super::content::from_mcp)
+        .collect();
+    match blocks {
+        Ok(content) => ToolOutcome::Ok {
+            output: structured.unwrap_or(Value::Null),
+            content,
+            modifier: None,
+        },
+        Err(e) => ToolOutcome::error(format!("the MCP server returned a malformed result: {e}")),
+    }
 }
 
 /// The text of a result's content; other blocks are named, not passed on.

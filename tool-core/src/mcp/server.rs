@@ -26,6 +26,9 @@ use super::input_required::{
     ApprovalStates, AskingApprover,
 };
 use super::stdio_guard::guarded;
+
+use super::content::call_result;
+use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::context::{Progress, ProgressSink};
 use crate::reason::ReasonCode;
@@ -53,6 +56,8 @@ pub struct McpServer<B> {
     /// `None` when the process has no random source: approval over input-required results is
     /// then denied.
     states: Option<Arc<ApprovalStates>>,
+    /// The level this connection asked for with `logging/setLevel`.
+    log_level: ConnectionLogLevel,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -60,6 +65,7 @@ impl<B> Clone for McpServer<B> {
         McpServer {
             backend: Arc::clone(&self.backend),
             states: self.states.clone(),
+            log_level: self.log_level.clone(),
         }
     }
 }
@@ -85,17 +91,27 @@ impl<B: McpBackend> McpServer<B> {
                 None
             }
         };
-        McpServer { backend, states }
+        McpServer {
+            backend,
+            states,
+            log_level: ConnectionLogLevel::default(),
+        }
     }
 
-    /// The server for a new client connection: the backend's per-connection copy, or this one.
+    /// The server for a new client connection: the backend's per-connection copy, or this one,
+    /// with the connection's own log level.
     pub fn for_connection(&self) -> Self {
         match self.backend.for_connection() {
             Some(backend) => McpServer {
                 backend: Arc::new(backend),
                 states: self.states.clone(),
+                log_level: ConnectionLogLevel::default(),
             },
-            None => self.clone(),
+            None => McpServer {
+                backend: Arc::clone(&self.backend),
+                states: self.states.clone(),
+                log_level: ConnectionLogLevel::default(),
+            },
         }
     }
 
@@ -128,6 +144,12 @@ impl<B: McpBackend> McpServer<B> {
     ) -> Result<McpCallOutcome, ErrorData> {
         let mut ctx =
             McpCallContext::new(context.id.to_string(), context.ct.clone()).with_approver(approver);
+        // Log messages only for a request (or, on 2025-11-25, a connection) that asked for them.
+        let logs = request_level(context.meta.log_level(), &self.log_level).map(|min| {
+            let (sink, flush) = log_forwarder(context.peer.clone(), name.clone(), min);
+            ctx = ctx.clone().with_log(sink);
+            flush
+        });
         let forwarder = context.meta.get_progress_token().map(|token| {
             let (sink, forwarder) = progress_forwarder(context.peer.clone(), token);
             ctx = ctx.clone().with_progress(sink);
@@ -136,6 +158,9 @@ impl<B: McpBackend> McpServer<B> {
         let outcome = self.backend.call_tool(name.clone(), args, ctx).await;
         if let Some(flush) = forwarder {
             // Progress must reach the client before the result does.
+            flush.flush().await;
+        }
+        if let Some(flush) = logs {
             flush.flush().await;
         }
         if outcome == McpCallOutcome::UnknownTool {
@@ -224,8 +249,20 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         let mut tools = ToolsCapability::default();
         tools.list_changed = Some(false);
         caps.tools = Some(tools);
+        caps.logging = Some(Default::default());
         let info = self.backend.server_info();
         ServerConfig::new(caps).with_server_info(Implementation::new(info.name, info.version))
+    }
+
+    // `logging/setLevel` (2025-11-25): rmcp marks MCP logging deprecated (SEP-2577).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(level_from_mcp(request.level));
+        Ok(())
     }
 
     async fn list_tools(
@@ -264,7 +301,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
 /// `structuredContent` and `_meta` (`{"reason_code": CODE}`).
 fn result_of(outcome: McpCallOutcome) -> CallToolResult {
     match outcome {
-        McpCallOutcome::Ok { output } => ok_result(output),
+        McpCallOutcome::Ok { output, content } => call_result(output, &content),
         McpCallOutcome::UnknownTool => refusal_result(ReasonCode::UnknownTool, "unknown tool"),
         McpCallOutcome::Refused { code, message } | McpCallOutcome::Failed { code, message } => {
             refusal_result(code, &message)
@@ -279,18 +316,6 @@ fn refusal_result(code: ReasonCode, message: &str) -> CallToolResult {
     meta.0.insert(REASON_CODE_KEY.to_owned(), json!(code));
     r.meta = Some(meta);
     r
-}
-
-fn ok_result(output: Value) -> CallToolResult {
-    match output {
-        Value::String(s) => CallToolResult::success(vec![ContentBlock::text(s)]),
-        Value::Object(_) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(output.to_string())]);
-            r.structured_content = Some(output);
-            r
-        }
-        other => CallToolResult::success(vec![ContentBlock::text(other.to_string())]),
-    }
 }
 
 enum ProgressMsg {
@@ -444,12 +469,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn outputs_map_to_content() {
-        let r = ok_result(json!("hi"));
-        assert!(r.structured_content.is_none());
-        let r = ok_result(json!({"a": 1}));
+    fn refusals_carry_their_reason_code_as_data_and_outputs_keep_their_blocks() {
+        let r = result_of(McpCallOutcome::Refused {
+            code: ReasonCode::ApprovalDenied,
+            message: "no".into(),
+        });
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            r.structured_content
+                .as_ref()
+                .and_then(|v| v.get(REASON_CODE_KEY)),
+            Some(&json!("approval_denied"))
+        );
+        let r = result_of(McpCallOutcome::Ok {
+            output: json!({"a": 1}),
+            content: Vec::new(),
+        });
         assert_eq!(r.structured_content, Some(json!({"a": 1})));
-        let r = ok_result(json!([1, 2]));
-        assert!(r.structured_content.is_none());
     }
 }

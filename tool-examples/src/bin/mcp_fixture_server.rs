@@ -1,7 +1,9 @@
 //! An MCP server with fixture tools for third-party clients: the conformance suite's tools
-//! (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`,
-//! `json_schema_2020_12_tool`, and the `mutation` tools the input-required scenarios ask to
-//! approve) and a few tools that exercise annotations, output schemas, path
+//! (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`, the content tools
+//! `test_image_content`, `test_audio_content`, `test_embedded_resource`,
+//! `test_multiple_content_types`, the logging tools `test_tool_with_logging` and
+//! `test_logging_tool`, `json_schema_2020_12_tool`, and the `mutation` tools the input-required
+//! scenarios ask to approve) and a few tools that exercise annotations, output schemas, path
 //! arguments and approval for the Python client test. All are `#[tool]`s served through the
 //! executor, like any application's tools.
 //!
@@ -13,9 +15,12 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_core::content::{Audio, Content, EmbeddedResource, Image};
 use tool_core::guard::workspace::WorkspaceFsError;
 use tool_core::mcp::ExecutorBackend;
-use tool_core::{tool, Executor, ExecutorConfig, Json, Registry, ToolContext, WorkspacePath};
+use tool_core::{
+    tool, Executor, ExecutorConfig, Json, LogLevel, Registry, ToolContext, WorkspacePath,
+};
 
 /// Returns a fixed text.
 #[tool(risk = "safe", idempotent)]
@@ -41,22 +46,102 @@ async fn test_tool_with_progress(ctx: ToolContext) -> String {
     "progress reported: 0, 50, 100".to_owned()
 }
 
-/// A postal address (its schema lands in `$defs` as `address`).
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(rename = "address")]
+/// Returns a 1x1 red PNG image.
+#[tool(risk = "safe", idempotent)]
+fn test_image_content() -> Image {
+    Image::png(tool_examples::media::png_rgb(1, 1, [255, 0, 0]))
+}
+
+/// Returns a short WAV tone.
+#[tool(risk = "safe", idempotent)]
+fn test_audio_content() -> Audio {
+    Audio::wav(tool_examples::media::wav_tone(8000, 440.0, 0.05))
+}
+
+/// Returns an embedded text resource.
+#[tool(risk = "safe", idempotent)]
+fn test_embedded_resource() -> EmbeddedResource {
+    EmbeddedResource::text(
+        "test://embedded-resource",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Returns text, an image and an embedded JSON resource.
+#[tool(risk = "safe", idempotent)]
+fn test_multiple_content_types() -> Vec<Content> {
+    vec![
+        Content::text("Multiple content types test:"),
+        Image::png(tool_examples::media::png_rgb(1, 1, [255, 0, 0])).into(),
+        EmbeddedResource::text(
+            "test://mixed-content-resource",
+            r#"{"test":"data","value":123}"#,
+        )
+        .with_mime_type("application/json")
+        .into(),
+    ]
+}
+
+/// Logs three messages at info level, 50 ms apart.
+#[tool(risk = "safe", idempotent)]
+async fn test_tool_with_logging(ctx: ToolContext) -> String {
+    ctx.log(LogLevel::Info, "Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool execution completed");
+    "logged 3 messages".to_owned()
+}
+
+/// Logs one message at each level, least severe first.
+#[tool(risk = "safe", idempotent)]
+fn test_logging_tool(ctx: &ToolContext) -> String {
+    for level in LogLevel::ALL {
+        ctx.log(level, format!("a {level} message"));
+    }
+    "logged one message per level".to_owned()
+}
+
+/// A postal address.
+#[derive(Debug, Serialize, Deserialize)]
 struct Address {
     street: Option<String>,
     city: Option<String>,
 }
 
+/// The arguments of `json_schema_2020_12_tool`, as its hand-written schema describes them.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Contact {
+    name: Option<String>,
+    address: Option<Address>,
+    contact_method: Option<String>,
+    phone: Option<String>,
+    email: Option<String>,
+}
+
 /// Tool with JSON Schema 2020-12 features.
 ///
-/// # Arguments
-/// * `name` - a name
-/// * `address` - an address, described by a schema in `$defs`
-#[tool(risk = "safe", idempotent)]
-fn json_schema_2020_12_tool(name: Option<String>, address: Option<Address>) -> String {
-    serde_json::json!({"name": name, "address": address}).to_string()
+/// Its input schema is hand-written (composition, conditionals, `$anchor`): served as written
+/// and enforced by the executor before the call reaches the function.
+#[tool(
+    risk = "safe",
+    idempotent,
+    input_schema = "schemas/json_schema_2020_12_tool.json"
+)]
+fn json_schema_2020_12_tool(contact: Contact) -> String {
+    let how = match contact.contact_method.as_deref() {
+        Some("phone") => contact.phone.as_deref().unwrap_or_default(),
+        _ => contact
+            .email
+            .as_deref()
+            .or(contact.phone.as_deref())
+            .unwrap_or_default(),
+    };
+    format!(
+        "contact {} at {how}",
+        contact.name.as_deref().unwrap_or("(no name)")
+    )
 }
 
 /// Read a note from the workspace.
