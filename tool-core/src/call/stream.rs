@@ -12,6 +12,7 @@
 
 use serde_json::{json, Value};
 
+use super::shape::call_from_object;
 use super::types::{ParseError, ParseLimits, ToolCall};
 
 /// Which provider's stream is assembled.
@@ -131,13 +132,14 @@ impl ToolCallAssembler {
                     };
                 // The assembled call, in the Chat Completions shape, through the strict parser:
                 // its arguments string is parsed on its own, under the same limits.
-                let text = json!({
+                let Value::Object(call) = json!({
                     "type": "function",
                     "id": p.id,
                     "function": {"name": p.name, "arguments": arguments},
-                })
-                .to_string();
-                super::parse_call(&text, &self.limits)
+                }) else {
+                    unreachable!("a JSON object literal")
+                };
+                call_from_object(call, "$", &self.limits)
                     .map_err(|e| err(&format!("the call at index {}: {}", p.index, e.message)))
             })
             .collect()
