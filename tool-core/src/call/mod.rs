@@ -51,11 +51,13 @@
 
 mod json;
 mod shape;
+pub mod stream;
 mod text;
 mod types;
 
 use serde_json::Value;
 
+pub use stream::ToolCallAssembler;
 pub use types::{ParseError, ParseLimits, ToolCall, DEPTH_CEILING};
 
 /// Parse one call, in any of the shapes listed in the [module documentation](self).

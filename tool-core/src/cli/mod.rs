@@ -344,6 +344,7 @@ where
     Cli::new().run_with(registry, args)
 }
 
+#[cfg(feature = "safety")]
 fn parse_as<P: Parser, I, T>(args: I) -> Result<P, ExitCode>
 where
     I: IntoIterator<Item = T>,
