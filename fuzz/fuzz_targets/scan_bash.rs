@@ -14,7 +14,13 @@ fn scanner() -> &'static Scanner {
 
 fuzz_target!(|data: &[u8]| {
     let script = String::from_utf8_lossy(data).into_owned();
-    let report = scanner().scan(&SafetyScanRequest::new("fuzz", ScriptLang::Bash, script));
+    // Odd lengths are judged against a workspace too, so the effect judge runs on every path.
+    let odd = data.len() % 2 == 1;
+    let mut req = SafetyScanRequest::new("fuzz", ScriptLang::Bash, script);
+    if odd {
+        req = req.with_workspace("/w/project").with_cwd("/w/project/src");
+    }
+    let report = scanner().scan(&req);
     // A scanner panic is caught and reported; the fuzzer must never see one.
     assert!(!report.findings.iter().any(|f| f.rule_id == "SCAN-ERROR" && f.metadata.get("reason").map(String::as_str) == Some("panic")));
     if report.findings.iter().any(|f| f.decision == SafetyDecision::Deny) {

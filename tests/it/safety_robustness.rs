@@ -80,3 +80,25 @@ proptest! {
         prop_assert!(no_panic(&scan(ScriptLang::Python, &s)));
     }
 }
+
+/// Inputs the fuzzers found, kept so they stay fixed.
+#[test]
+fn fuzzer_findings_scan_without_a_panic() {
+    // A replacement character right where a URL scheme would end (`is_url` sliced it).
+    let bash = b"wget\t\t'\t\t//me\t'\xafT".as_slice();
+    let python = b"Q,,[[0[[2(,,\x22\x0a(httpx0[[2(,,\x22\x0a(httpx..\x0a\x0a\x0a(\x22\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xef\xff\xff______2{\xe1,=".as_slice();
+    for ((lang, bytes), ws) in [(ScriptLang::Bash, bash), (ScriptLang::Python, python)]
+        .into_iter()
+        .flat_map(|c| [(c, None), (c, Some("/w/project"))])
+    {
+        let script = String::from_utf8_lossy(bytes).into_owned();
+        let mut req = SafetyScanRequest::new("fuzz", lang, script);
+        if let Some(w) = ws {
+            req = req.with_workspace(w).with_cwd(w);
+        }
+        let r = Scanner::new(SafetyPolicy::default())
+            .expect("default policy is valid")
+            .scan(&req);
+        assert!(no_panic(&r), "{:?}", r.findings);
+    }
+}

@@ -1,7 +1,8 @@
 //! The built-in rules: id, category, default risk and decision, recommendation.
 
+use crate::decision::SafetyDecision as D;
 pub(crate) use crate::id::{self, RuleId};
-use crate::report::{RiskCategory as C, RiskLevel as L, SafetyDecision as D, SafetyFinding};
+use crate::report::{RiskCategory as C, RiskLevel as L, SafetyFinding};
 
 /// What a built-in rule is about and what it decides by default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -175,7 +175,7 @@ pub(crate) fn is_url(v: &str) -> bool {
         "http://", "https://", "ftp://", "ftps://", "sftp://", "scp://", "tftp://",
     ]
     .iter()
-    .any(|p| v.len() > p.len() && v[..p.len()].eq_ignore_ascii_case(p))
+    .any(|p| v.len() > p.len() && v.get(..p.len()).is_some_and(|h| h.eq_ignore_ascii_case(p)))
 }
 
 /// Well-known paths a glob is matched against: what `/e?c/passwd` or `/et*` may stand for on any
@@ -414,6 +414,14 @@ mod tests {
             .expect("serializes");
             assert_eq!(v["kind"], k.name());
         }
+    }
+
+    #[test]
+    fn url_prefixes_never_cut_a_character() {
+        // Found by fuzzing: a multi-byte character across the length of a scheme.
+        assert!(!is_url("//me\t\u{fffd}T"));
+        assert!(!is_url("htt\u{fffd}://x"));
+        assert!(is_url("HTTPS://example.com"));
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! The crate stands alone: it knows nothing of the executor. `tool-core` plugs it in behind its
 //! `ScriptGate` seam (feature `safety`) and re-exports this API as `tool_core::safety`.
 //!
-//! Layout, bottom up: `report` (the types every module shares) and `redact`; `catalog` (built-in
+//! Layout, bottom up: `decision` (the allow / review / deny scale), `effects` (what a script
+//! touches), `report` (the types every module shares) and `redact`; `catalog` (built-in
 //! rules), `paths`, `policy`, `sink`, `rule`; the two language scanners `bash/` and `python/`,
 //! which never import each other (a nested script goes back through the sink to the scanner);
 //! `audit` and `scanner` on top.

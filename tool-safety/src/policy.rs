@@ -6,7 +6,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog;
-use crate::report::{RiskLevel, SafetyDecision};
+use crate::decision::SafetyDecision;
+use crate::report::RiskLevel;
 
 /// What a policy does with a rule's findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

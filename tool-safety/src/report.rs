@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::decision::SafetyDecision;
+use crate::decision::SafetyDecision;
 use crate::effects::Effect;
 use crate::redact;
 pub use tool_rules::ScriptLang;
