@@ -442,10 +442,32 @@ fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// `command` with every `sleep 3NNN` made unique to this test run (`sleep 3NNN.PID`), so that a
+/// stray sleeper of another run on the same machine is never mistaken for one of ours.
+fn per_run(command: &str) -> String {
+    let token = format!(".{}", std::process::id());
+    let mut out = String::new();
+    let mut rest = command;
+    while let Some(i) = rest.find("sleep 3") {
+        let digits = rest[i + 6..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - i - 6);
+        out.push_str(&rest[..i + 6 + digits]);
+        out.push_str(&token);
+        rest = &rest[i + 6 + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Processes of this run (see [`per_run`]) whose command line contains `marker`, once they are
+/// gone or `within` has passed.
 fn wait_until_gone(marker: &str, within: Duration) -> Vec<String> {
+    let token = format!(".{}", std::process::id());
     let start = Instant::now();
     loop {
-        let left = processes_with(marker);
+        let mut left = processes_with(marker);
+        left.retain(|p| p.contains(&token));
         if left.is_empty() || start.elapsed() > within {
             return left;
         }
@@ -460,8 +482,10 @@ async fn background_setsid_and_nohup_children_do_not_outlive_the_call() {
     }
     let s = site();
     let (exec, _) = examples(&s.ws);
-    let command = "(sleep 3171 &) ; setsid sleep 3172 & nohup sleep 3173 > /dev/null 2>&1 & \
-                   (setsid nohup sleep 3174 &) ; echo started";
+    let command = per_run(
+        "(sleep 3171 &) ; setsid sleep 3172 & nohup sleep 3173 > /dev/null 2>&1 & \
+         (setsid nohup sleep 3174 &) ; echo started",
+    );
     let r = run(&exec, "run_bash", json!({"command": command})).await;
     assert!(r.is_ok(), "{r:?}");
     let left = wait_until_gone("sleep 317", Duration::from_secs(3));
@@ -479,7 +503,7 @@ async fn a_run_bash_timeout_reports_timeout_and_kills_the_tree() {
     let r = run(
         &exec,
         "run_bash",
-        json!({"command": "sleep 3181 & sleep 3182", "timeout_secs": 1}),
+        json!({"command": per_run("sleep 3181 & sleep 3182"), "timeout_secs": 1}),
     )
     .await;
     assert_eq!(r.code, Some(ReasonCode::Timeout), "{r:?}");
@@ -513,7 +537,7 @@ async fn a_cancelled_run_bash_reports_cancelled_and_kills_the_tree() {
     let (r, ()) = tokio::join!(
         exec.execute(
             &session,
-            call("run_bash", json!({"command": "sleep 3191"})),
+            call("run_bash", json!({"command": per_run("sleep 3191")})),
             options
         ),
         cancel
@@ -669,7 +693,7 @@ async fn with_async_confinement_run_bash_still_runs_its_program_in_the_helper() 
     let r = run(
         &exec,
         "run_bash",
-        json!({"command": "sleep 3201 & sleep 3202", "timeout_secs": 1}),
+        json!({"command": per_run("sleep 3201 & sleep 3202"), "timeout_secs": 1}),
     )
     .await;
     assert_eq!(r.code, Some(ReasonCode::Timeout), "{r:?}");

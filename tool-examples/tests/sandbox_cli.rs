@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{intact, kernel_ready, site, sleepers, Site, BIN, CANARY};
+use common::{intact, kernel_ready, per_run, site, sleepers, Site, BIN, CANARY};
 
 /// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
 fn call(site: &Site, lines: &[String]) -> Vec<Value> {
@@ -122,13 +122,15 @@ fn run_bash_over_call_leaves_no_child_behind_and_times_out_as_timeout() {
     let s = site();
     let timeout = serde_json::json!({
         "tool": "run_bash",
-        "args": {"command": "sleep 3282", "timeout_secs": 1}
+        "args": {"command": per_run("sleep 3282"), "timeout_secs": 1}
     })
     .to_string();
     let results = call(
         &s,
         &[
-            bash("(sleep 3281 &) ; setsid sleep 3281 & nohup sleep 3281 >/dev/null 2>&1 & echo ok"),
+            bash(&per_run(
+                "(sleep 3281 &) ; setsid sleep 3281 & nohup sleep 3281 >/dev/null 2>&1 & echo ok",
+            )),
             timeout,
         ],
     );

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use common::{intact, kernel_ready, site, sleepers, BIN, CANARY};
+use common::{intact, kernel_ready, per_run, site, sleepers, BIN, CANARY};
 
 /// Longest wait for one answer; a hang fails the test instead of blocking it.
 const ANSWER_WITHIN: Duration = Duration::from_secs(90);
@@ -287,13 +287,13 @@ fn run_bash_over_mcp_cannot_kill_a_sentinel_or_leave_children_behind() {
     let mut client = Client::start(&s.ws);
     let kill = client.bash(&format!("kill -9 {pid}; true"));
     assert!(!failed(&kill), "{kill}");
-    let left = client.bash(
+    let left = client.bash(&per_run(
         "(sleep 3291 &) ; setsid sleep 3291 & nohup sleep 3291 >/dev/null 2>&1 & echo started",
-    );
+    ));
     assert!(!failed(&left), "{left}");
     let timeout = client.call(
         "run_bash",
-        json!({"command": "sleep 3292", "timeout_secs": 1}),
+        json!({"command": per_run("sleep 3292"), "timeout_secs": 1}),
     );
     assert!(failed(&timeout), "{timeout}");
     assert!(text(&timeout).starts_with("timeout"), "{timeout}");

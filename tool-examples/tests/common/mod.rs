@@ -48,13 +48,32 @@ pub fn intact(canary: &Path) -> bool {
     std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
 }
 
-/// Command lines of the live processes that contain `marker`.
+/// `command` with every `sleep 3NNN` made unique to this test run (`sleep 3NNN.PID`), so that a
+/// stray sleeper of another run on the same machine is never mistaken for one of ours.
+pub fn per_run(command: &str) -> String {
+    let token = format!(".{}", std::process::id());
+    let mut out = String::new();
+    let mut rest = command;
+    while let Some(i) = rest.find("sleep 3") {
+        let digits = rest[i + 6..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - i - 6);
+        out.push_str(&rest[..i + 6 + digits]);
+        out.push_str(&token);
+        rest = &rest[i + 6 + digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Command lines of the live processes of this run (see [`per_run`]) that contain `marker`.
 pub fn sleepers(marker: &str) -> Vec<String> {
+    let token = format!(".{}", std::process::id());
     std::fs::read_dir("/proc")
         .expect("/proc")
         .flatten()
         .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
+        .filter(|c| c.contains(marker) && c.contains(&token))
         .collect()
 }
