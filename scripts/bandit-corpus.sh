@@ -13,13 +13,9 @@ BANDIT_VERSION="${BANDIT_VERSION:-1.9.4}"
 PYTHON="${PYTHON:-python3}"
 CORPUS="$ROOT/tests/fixtures/safety/effects"
 
-mkdir -p "$WORK"
-if [ ! -x "$WORK/venv/bin/bandit" ] || ! "$WORK/venv/bin/bandit" --version 2>/dev/null | grep -q "$BANDIT_VERSION"; then
-  echo "installing bandit==$BANDIT_VERSION into $WORK/venv ..." >&2
-  rm -rf "$WORK/venv"
-  "$PYTHON" -m venv "$WORK/venv"
-  "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "bandit==$BANDIT_VERSION"
-fi
+# shellcheck source=lib/bandit-venv.sh
+. "$ROOT/scripts/lib/bandit-venv.sh"
+bandit_venv "$WORK"
 
 "$PYTHON" - "$CORPUS" "$WORK" "$WORK/venv/bin/bandit" <<'PY'
 import collections, json, os, shutil, subprocess, sys
