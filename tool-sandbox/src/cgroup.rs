@@ -2,34 +2,26 @@
 //!
 //! `RLIMIT_NPROC` counts the processes of a user and the kernel exempts uid 0, so a fork bomb run
 //! by a root executor is not stopped by it. A cgroup's `pids.max` counts the processes in the
-//! cgroup, whoever they run as. Before each confined program, the library creates a child cgroup
-//! of its own in the pids hierarchy (cgroup v2 when the `pids` controller is delegated to children,
-//! else cgroup v1's `pids` hierarchy), named after this process and a counter (nothing a caller
-//! chooses), with `pids.max` set; the supervisor moves itself into it before it forks anything,
-//! so every descendant is counted. After the tree is gone the cgroup is removed.
+//! cgroup, whoever they run as. Each supervisor of a confined program (see [`crate::helper`])
+//! creates a child cgroup of its own in the pids hierarchy (cgroup v2 when the `pids` controller
+//! is delegated to children, else cgroup v1's `pids` hierarchy), named after its pid (nothing a
+//! caller chooses), and moves itself into it before it forks anything, so every descendant is
+//! counted; it does so while it waits as the spare, because a migration between cgroups costs
+//! milliseconds. It sets `pids.max` from the program's spec. After the tree is gone the helper's
+//! zygote removes the cgroup; cgroups of processes that died before (killed) are swept.
 //!
 //! Where no writable pids hierarchy exists (no root, no delegation, no controller), nothing is
 //! created and the process limit is `RLIMIT_NPROC` alone: [`available`] says which, and the
 //! enforcement label carries `+pids` only when the cgroup was joined.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 /// Prefix of every cgroup this crate creates.
 const PREFIX: &str = "tool-sandbox-";
 
-/// A cgroup made for one process tree; removed by [`PidsCgroup::remove`] (or, best effort, on
-/// drop).
-#[derive(Debug)]
-pub(crate) struct PidsCgroup {
-    dir: PathBuf,
-    removed: bool,
-}
-
 /// The directory new cgroups are created in, probed once per process.
-fn base() -> Option<&'static Path> {
+pub(crate) fn base() -> Option<&'static Path> {
     static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
     BASE.get_or_init(|| {
         let dir = find_base(
@@ -47,53 +39,32 @@ pub fn available() -> bool {
     base().is_some()
 }
 
-impl PidsCgroup {
-    /// A new cgroup allowing at most `max` processes, or `None` when this machine offers no
-    /// writable pids hierarchy.
-    pub(crate) fn create(max: u64) -> Option<PidsCgroup> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let base = base()?;
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = base.join(format!("{PREFIX}{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let cgroup = PidsCgroup {
-            dir,
-            removed: false,
-        };
-        // Without the limit the cgroup is useless: dropping it removes the directory again.
-        std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).ok()?;
-        Some(cgroup)
-    }
-
-    /// The cgroup's directory (passed to the supervisor, which joins it).
-    pub(crate) fn path(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Removes the cgroup once the processes of the tree have left it (the last ones may still
-    /// be exiting). Gives up after about a second: the directory is then swept the next time a
-    /// process of this crate probes the hierarchy.
-    pub(crate) async fn remove(mut self) {
-        let mut pause = Duration::from_micros(100);
-        let mut waited = Duration::ZERO;
-        while waited < Duration::from_secs(1) {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                self.removed = true;
-                return;
-            }
-            tokio::time::sleep(pause).await;
-            waited += pause;
-            pause = (pause * 2).min(Duration::from_millis(20));
-        }
-    }
+/// The directory this crate makes its cgroups in (`tool-sandbox-PID-0`, one per supervisor),
+/// if this machine offers a writable pids hierarchy.
+pub fn hierarchy() -> Option<&'static Path> {
+    base()
 }
 
-impl Drop for PidsCgroup {
-    fn drop(&mut self) {
-        if !self.removed {
-            let _ = std::fs::remove_dir(&self.dir);
-        }
+/// The cgroup directory of the process tree supervised by `owner` (a supervisor's pid).
+pub(crate) fn dir_of_owner(base: &Path, owner: u32) -> PathBuf {
+    base.join(format!("{PREFIX}{owner}-0"))
+}
+
+/// Creates the calling process's own cgroup under `base` and moves it in (done by a spare
+/// supervisor before it takes a request). `pids.max` is left at `max` until the spec says.
+pub(crate) fn create_and_join(base: &Path) -> std::io::Result<PathBuf> {
+    let dir = dir_of_owner(base, std::process::id());
+    std::fs::create_dir(&dir)?;
+    if let Err(e) = join(&dir) {
+        let _ = std::fs::remove_dir(&dir);
+        return Err(e);
     }
+    Ok(dir)
+}
+
+/// Sets the cap of the cgroup at `dir`.
+pub(crate) fn set_max(dir: &Path, max: u64) -> std::io::Result<()> {
+    std::fs::write(dir.join("pids.max"), max.to_string())
 }
 
 /// Moves the calling process into the cgroup at `dir` (done by the supervisor, before it forks).

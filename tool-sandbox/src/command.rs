@@ -1,22 +1,28 @@
 //! Running a program confined, through the helper: bounded time, bounded output, whole-tree kill.
 
+use std::io::IoSlice;
+use std::mem::MaybeUninit;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
-use crate::cgroup::PidsCgroup;
 use crate::confine::Enforcement;
 use crate::error::SandboxError;
-use crate::helper::{ExecSpec, ERR_PREFIX, HELPER_FLAG, OK_PREFIX};
+use crate::helper::{ExecSpec, ERR_PREFIX, EXIT_PREFIX, HELPER_FLAG, OK_PREFIX, ZYGOTE};
 use crate::policy::{Mode, Rlimits, SandboxPolicy};
+use crate::zygote::{REQUEST_BYTE, REQUEST_FDS};
 
 /// The helper binary's file name.
 pub const HELPER_NAME: &str = "tool-sandbox-exec";
-/// How long the supervisor gets to kill the tree after `SIGTERM` before it is killed itself.
+/// How long the supervisor gets to kill the tree and report after the run socket is shut down.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// How long output pipes may stay open after the helper exited (only a process that escaped the
 /// PID namespace, possible under `BestEffort` alone, could hold them).
@@ -25,11 +31,35 @@ const DRAIN_GRACE: Duration = Duration::from_millis(500);
 const STATUS_ROOM: usize = 4096;
 
 /// Finds and runs the helper binary; one per executor.
+///
+/// The helper runs as a zygote, started at the first run and shared by the clones of a launcher:
+/// it forks one supervisor per program instead of starting the helper binary again. It exits
+/// when the last clone is dropped (or the process dies); if it dies earlier, the next run starts
+/// a new one.
 #[derive(Debug, Clone)]
 pub struct Launcher {
     helper: PathBuf,
     helper_args: Vec<String>,
     mode: Mode,
+    zygote: Arc<Mutex<Option<Zygote>>>,
+}
+
+/// The running zygote: its process and our ends of its control sockets (index: network).
+#[derive(Debug)]
+struct Zygote {
+    controls: [OwnedFd; 2],
+    process: std::process::Child,
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        // The zygote exits at the end of its control streams; running supervisors end with
+        // their own run sockets.
+        for control in &self.controls {
+            let _ = rustix::net::shutdown(control, rustix::net::Shutdown::Both);
+        }
+        let _ = self.process.wait();
+    }
 }
 
 impl Launcher {
@@ -56,11 +86,7 @@ impl Launcher {
         }
         for c in candidates {
             if c.is_file() {
-                return Ok(Launcher {
-                    helper: c,
-                    helper_args: Vec::new(),
-                    mode,
-                });
+                return Ok(Launcher::new(c, mode));
             }
             looked_at.push(c);
         }
@@ -73,11 +99,93 @@ impl Launcher {
         let exe = std::env::current_exe().map_err(|_| SandboxError::HelperMissing {
             looked_at: Vec::new(),
         })?;
-        Ok(Launcher {
-            helper: exe,
+        Ok(Launcher::new(exe, mode))
+    }
+
+    fn new(helper: PathBuf, mode: Mode) -> Launcher {
+        Launcher {
+            helper,
             helper_args: Vec::new(),
             mode,
+            zygote: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    fn start_zygote(&self) -> Result<Zygote, SandboxError> {
+        let spawn_err = |e: std::io::Error| {
+            SandboxError::Spawn(format!("cannot start {}: {e}", self.helper.display()))
+        };
+        let pair = || {
+            rustix::net::socketpair(
+                rustix::net::AddressFamily::UNIX,
+                rustix::net::SocketType::SEQPACKET,
+                rustix::net::SocketFlags::CLOEXEC,
+                None,
+            )
+            .map_err(|e| spawn_err(e.into()))
+        };
+        let (without, without_theirs) = pair()?;
+        let (with, with_theirs) = pair()?;
+        let mode = serde_json::to_value(self.mode)
+            .ok()
+            .and_then(|m| m.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let process = std::process::Command::new(&self.helper)
+            .args(&self.helper_args)
+            .arg(HELPER_FLAG)
+            .arg(ZYGOTE)
+            .arg(mode)
+            .env_clear()
+            .stdin(Stdio::from(without_theirs))
+            .stdout(Stdio::from(with_theirs))
+            .spawn()
+            .map_err(spawn_err)?;
+        Ok(Zygote {
+            controls: [without, with],
+            process,
         })
+    }
+
+    /// Hands one run's descriptors to the zygote, starting it (again) if it is not running.
+    fn request(
+        &self,
+        network: bool,
+        fds: [BorrowedFd<'_>; REQUEST_FDS],
+    ) -> Result<(), SandboxError> {
+        let mut zygote = self.zygote.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut last = None;
+        for _ in 0..2 {
+            let alive = match zygote.as_mut() {
+                Some(z) => matches!(z.process.try_wait(), Ok(None)),
+                None => false,
+            };
+            if !alive {
+                *zygote = None;
+                *zygote = Some(self.start_zygote()?);
+            }
+            let Some(z) = zygote.as_ref() else { continue };
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(REQUEST_FDS))];
+            let mut ancillary = SendAncillaryBuffer::new(&mut space);
+            ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+            match rustix::net::sendmsg(
+                &z.controls[usize::from(network)],
+                &[IoSlice::new(&[REQUEST_BYTE])],
+                &mut ancillary,
+                SendFlags::NOSIGNAL,
+            ) {
+                Ok(_) => return Ok(()),
+                // A zygote that died after the check: start another one, once.
+                Err(e) => {
+                    last = Some(e);
+                    *zygote = None;
+                }
+            }
+        }
+        Err(SandboxError::Spawn(format!(
+            "the sandbox helper {} does not take requests: {}",
+            self.helper.display(),
+            last.map_or_else(|| "it exits at once".to_owned(), |e| e.to_string())
+        )))
     }
 
     /// The helper binary in use.
@@ -258,7 +366,6 @@ impl SandboxedCommand {
             cwd,
             env,
             limits: self.limits.clone(),
-            pids_cgroup: None,
         })
     }
 
@@ -274,66 +381,85 @@ impl SandboxedCommand {
         cancel: &CancellationToken,
     ) -> Result<ProcessOutput, SandboxError> {
         let started = Instant::now();
-        let mut spec = self.spec(policy, launcher.mode)?;
-        // Counts the whole tree, the supervisor and the init included; binds root, unlike
-        // RLIMIT_NPROC. Removed below once the tree is gone.
-        let cgroup = match (launcher.mode, self.limits.processes) {
-            (Mode::Off, _) | (_, None) => None,
-            (_, Some(n)) => PidsCgroup::create(n.saturating_add(2)),
-        };
-        spec.pids_cgroup = cgroup.as_ref().map(|c| c.path().to_path_buf());
-        let json = serde_json::to_string(&spec)
+        let spec = self.spec(policy, launcher.mode)?;
+        let json = serde_json::to_vec(&spec)
             .map_err(|e| SandboxError::Spawn(format!("cannot encode the spec: {e}")))?;
-        let mut child = Command::new(&launcher.helper)
-            .args(&launcher.helper_args)
-            .arg(HELPER_FLAG)
-            .arg("supervise")
-            .arg(json)
-            .env_clear()
-            .stdin(if self.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                SandboxError::Spawn(format!("cannot start {}: {e}", launcher.helper.display()))
-            })?;
+        let io_err = |what: &str, e: std::io::Error| SandboxError::Spawn(format!("{what}: {e}"));
+        let pipe_pair = || {
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                .map_err(|e| io_err("pipe", e.into()))
+        };
+        let (stdin_child, stdin_ours): (OwnedFd, Option<OwnedFd>) = if self.stdin.is_some() {
+            let (r, w) = pipe_pair()?;
+            (r, Some(w))
+        } else {
+            let null = std::fs::File::open("/dev/null").map_err(|e| io_err("/dev/null", e))?;
+            (null.into(), None)
+        };
+        let (stdout_ours, stdout_child) = pipe_pair()?;
+        let (stderr_ours, stderr_child) = pipe_pair()?;
+        let (socket, socket_child) = UnixStream::pair().map_err(|e| io_err("socketpair", e))?;
+        socket
+            .set_nonblocking(true)
+            .map_err(|e| io_err("run socket", e))?;
+        // The spec goes ahead of the request, so the supervisor finds it at once; what does not
+        // fit in the socket buffer follows below.
+        let mut framed = Vec::with_capacity(json.len() + 4);
+        framed.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        framed.extend_from_slice(&json);
+        let sent = {
+            use std::io::Write;
+            (&socket).write(&framed).unwrap_or(0)
+        };
+        {
+            use std::os::fd::AsFd;
+            launcher.request(
+                policy.network,
+                [
+                    stdin_child.as_fd(),
+                    stdout_child.as_fd(),
+                    stderr_child.as_fd(),
+                    socket_child.as_fd(),
+                ],
+            )?;
+        }
+        // Only the supervisor holds the program's ends now, so the pipes end with the tree.
+        drop((stdin_child, stdout_child, stderr_child, socket_child));
+        // Dropping this (a dropped run) closes the run: the supervisor kills the tree.
+        let mut socket =
+            tokio::net::UnixStream::from_std(socket).map_err(|e| io_err("run socket", e))?;
+        let receiver = |fd| pipe::Receiver::from_owned_fd(fd).map_err(|e| io_err("pipe", e));
         let cap = self.output_cap;
-        let stdout = tokio::spawn(read_capped(child.stdout.take(), cap));
-        let stderr = tokio::spawn(read_capped(child.stderr.take(), cap + STATUS_ROOM));
-        if let (Some(input), Some(mut pipe)) = (self.stdin.clone(), child.stdin.take()) {
+        let stdout = tokio::spawn(read_capped(Some(receiver(stdout_ours)?), cap));
+        let stderr = tokio::spawn(read_capped(Some(receiver(stderr_ours)?), cap + STATUS_ROOM));
+        if let (Some(input), Some(fd)) = (self.stdin.clone(), stdin_ours) {
+            let mut pipe = pipe::Sender::from_owned_fd(fd).map_err(|e| io_err("pipe", e))?;
             // A program that does not read its input must not block the call.
             tokio::spawn(async move {
                 let _ = pipe.write_all(&input).await;
             });
         }
+        // A supervisor that is gone shows as a missing exit status below.
+        if sent < framed.len() {
+            let _ = socket.write_all(&framed[sent..]).await;
+        }
         let ended = tokio::select! {
-            status = child.wait() => Ended::Exited(status),
+            status = read_exit(&mut socket) => Ended::Exited(status),
             _ = tokio::time::sleep(self.timeout) => Ended::Stopped(Outcome::Timeout),
             _ = cancel.cancelled() => Ended::Stopped(Outcome::Cancelled),
         };
         let (stopped, status) = match ended {
-            Ended::Exited(status) => (
-                None,
-                Some(
-                    status
-                        .map_err(|e| SandboxError::Spawn(format!("cannot wait for helper: {e}")))?,
-                ),
-            ),
+            Ended::Exited(status) => (None, status),
             Ended::Stopped(outcome) => {
-                terminate(&mut child).await;
+                // The supervisor kills the tree, waits until the namespace is empty, reports.
+                let _ = socket.shutdown().await;
+                let _ = tokio::time::timeout(TERMINATE_GRACE, read_exit(&mut socket)).await;
                 (Some(outcome), None)
             }
         };
+        drop(socket);
         let (out, out_cut) = drain(stdout).await;
         let (raw_err, raw_err_cut) = drain(stderr).await;
-        if let Some(cgroup) = cgroup {
-            cgroup.remove().await;
-        }
         let (header, err) = split_status(&raw_err);
         let enforcement = match header {
             Status::Ok(e) => e,
@@ -347,18 +473,22 @@ impl SandboxedCommand {
                 });
             }
             // Stopped before the program started: nothing ran.
-            Status::Missing if status.is_none() => Enforcement::NONE,
+            Status::Missing if stopped.is_some() => Enforcement::NONE,
             Status::Missing => {
                 return Err(SandboxError::Spawn(format!(
-                    "the helper exited ({status:?}) without a status line: {}",
+                    "the sandbox helper ended (exit status {status:?}) without a status line: {}",
                     String::from_utf8_lossy(&raw_err)
                 )))
             }
         };
         let outcome = match (stopped, status) {
             (Some(o), _) => o,
-            (None, Some(s)) => Outcome::Exited(exit_code(s)),
-            (None, None) => Outcome::Exited(-1),
+            (None, Some(code)) => Outcome::Exited(code),
+            (None, None) => {
+                return Err(SandboxError::Spawn(
+                    "the sandbox helper ended without reporting the exit status".to_owned(),
+                ))
+            }
         };
         let mut err = err.to_vec();
         let err_cut = raw_err_cut || err.len() > cap;
@@ -380,29 +510,23 @@ enum Ended<S> {
     Stopped(Outcome),
 }
 
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(-1)
-}
-
-/// Asks the supervisor to kill the tree (it waits for the PID namespace to be empty), then kills
-/// the supervisor itself if it does not finish in time (its init dies with it).
-async fn terminate(child: &mut tokio::process::Child) {
-    if let Some(pid) = child.id() {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
+/// Reads the supervisor's `exit CODE` line from the run socket; `None` if the socket ends
+/// without one (the supervisor is gone).
+async fn read_exit(socket: &mut tokio::net::UnixStream) -> Option<i32> {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while line.len() < 64 {
+        match socket.read(&mut byte).await {
+            Ok(1) if byte[0] == b'\n' => break,
+            Ok(1) => line.push(byte[0]),
+            _ => return None,
+        }
     }
-    if tokio::time::timeout(TERMINATE_GRACE, child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.kill().await;
-    }
+    std::str::from_utf8(&line)
+        .ok()?
+        .strip_prefix(EXIT_PREFIX)?
+        .parse()
+        .ok()
 }
 
 async fn drain(task: tokio::task::JoinHandle<(Vec<u8>, bool)>) -> (Vec<u8>, bool) {

@@ -11,7 +11,12 @@
 //!   handlers; bounded slots, panics returned as errors;
 //! - [`SandboxedCommand`] run through a [`Launcher`]: a program confined by the helper binary
 //!   `tool-sandbox-exec`, in its own user, PID, IPC (and without network, network) namespaces,
-//!   with rlimits, output caps, a timeout and cancellation that kill the whole tree.
+//!   with rlimits, output caps, a timeout and cancellation that kill the whole tree. The helper
+//!   runs as a zygote per launcher and forks a supervisor per program (see [`helper`]), so the
+//!   program is the only `exec` of a run.
+//!
+//! The crate's one `unsafe` is that fork (`src/fork.rs`), done only by the single-threaded
+//! helper after it checked it has one thread; everything else is safe code.
 //!
 //! [`Support::probe`] says what the running kernel offers; [`Enforcement`] says what was enforced
 //! on a given thread or process (`landlock-v7+seccomp`, `none`, …) for audit events.
@@ -59,20 +64,23 @@
 //!   unprivileged user for a process cap. The enforcement label says whether the cgroup held.
 //! - **Seccomp is a deny list**, not an allow list: programs run by tools need a wide syscall set;
 //!   Landlock and the namespaces carry the isolation, seccomp removes kernel attack surface.
-//! - **The helper's death signal** is tied to the thread that spawned it (`PR_SET_PDEATHSIG`):
-//!   spawn from threads that live as long as the call (tokio workers do). If the executor is
-//!   killed, the helper is killed, and with it the whole tree.
+//! - **A run lives as long as its run socket**: a timeout, a cancellation, a dropped run future
+//!   or the death of the executor closes it, and the supervisor then kills the tree. A supervisor
+//!   killed by someone else takes its init with it (`PR_SET_PDEATHSIG`), and the init's death
+//!   empties the namespace.
 #![warn(missing_docs)]
 
 pub mod cgroup;
 mod command;
 mod confine;
 mod error;
+mod fork;
 pub mod helper;
 mod policy;
 mod pool;
 mod probe;
 mod seccomp;
+mod zygote;
 
 pub use command::{Launcher, Outcome, ProcessOutput, SandboxedCommand, HELPER_NAME};
 pub use confine::{confine_current_thread, Enforcement, LandlockEnforcement};

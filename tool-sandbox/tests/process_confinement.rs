@@ -14,13 +14,7 @@ use tool_sandbox::{
 };
 
 async fn bash(policy: &SandboxPolicy, script: &str) -> ProcessOutput {
-    SandboxedCommand::new("bash")
-        .arg("-c")
-        .arg(script)
-        .timeout(Duration::from_secs(20))
-        .run(&launcher(), policy, &CancellationToken::new())
-        .await
-        .expect("sandboxed bash ran")
+    bash_with(&launcher(), policy, script).await
 }
 
 /// Waits briefly for processes carrying `marker` to vanish; returns those still alive.
@@ -540,4 +534,122 @@ async fn unconfined_background_child_does_outlive_its_shell_so_the_scan_can_see_
             nix::sys::signal::Signal::SIGKILL,
         );
     }
+}
+
+#[tokio::test]
+async fn concurrent_runs_through_one_launcher_keep_their_own_streams_and_codes() {
+    if !kernel_confines_processes("concurrent_runs_through_one_launcher_keep_their_own_streams") {
+        return;
+    }
+    let scene = Scene::new();
+    let launcher = launcher();
+    let runs = (0..12).map(|i| {
+        let policy = scene.policy(FsAccess::ReadWrite, i % 3 == 0);
+        let launcher = launcher.clone();
+        async move {
+            let out = SandboxedCommand::new("bash")
+                .arg("-c")
+                .arg(format!(
+                    "read line; echo out-{i}-$line; echo err-{i} >&2; sleep 0.0{i}; exit {i}"
+                ))
+                .stdin(format!("in-{i}\n"))
+                .timeout(Duration::from_secs(20))
+                .run(&launcher, &policy, &CancellationToken::new())
+                .await
+                .expect("ran");
+            (i, out)
+        }
+    });
+    for (i, out) in futures::future::join_all(runs).await {
+        assert_eq!(out.outcome, Outcome::Exited(i), "{out:?}");
+        assert_eq!(out.stdout_text(), format!("out-{i}-in-{i}\n"));
+        assert_eq!(out.stderr_text(), format!("err-{i}\n"));
+        assert_eq!(out.enforcement.net_namespace, i % 3 != 0, "{out:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_spec_larger_than_the_socket_buffer_reaches_the_program_whole() {
+    if !kernel_confines_processes("a_spec_larger_than_the_socket_buffer_reaches_the_program_whole")
+    {
+        return;
+    }
+    let scene = Scene::new();
+    // Ten arguments of 100 KB: a megabyte of spec, far more than a socket buffer holds.
+    let arg = "x".repeat(100_000);
+    let mut cmd = SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg("n=0; for a in \"$@\"; do n=$((n + ${#a})); done; echo $# $n")
+        .arg("bash");
+    for _ in 0..10 {
+        cmd = cmd.arg(arg.clone());
+    }
+    let out = cmd
+        .timeout(Duration::from_secs(20))
+        .run(
+            &launcher(),
+            &scene.policy(FsAccess::ReadOnly, false),
+            &CancellationToken::new(),
+        )
+        .await
+        .expect("ran");
+    assert!(out.success(), "{out:?}");
+    assert_eq!(out.stdout_text(), "10 1000000\n");
+}
+
+#[tokio::test]
+async fn finished_trees_leave_no_cgroup_behind() {
+    if !kernel_confines_processes("finished_trees_leave_no_cgroup_behind") {
+        return;
+    }
+    let Some(hierarchy) = tool_sandbox::cgroup::hierarchy() else {
+        eprintln!(
+            "\n!!!!! SKIPPED finished_trees_leave_no_cgroup_behind: no writable pids cgroup \
+             hierarchy here !!!!!\n"
+        );
+        return;
+    };
+    let scene = Scene::new();
+    let policy = scene.policy(FsAccess::ReadOnly, false);
+    let launcher = launcher();
+    for _ in 0..3 {
+        assert!(bash_with(&launcher, &policy, "true").await.success());
+    }
+    drop(launcher);
+    // Every cgroup of this crate belongs to a live supervisor (of a test running alongside) or
+    // is gone: the zygote removes each tree's cgroup after the tree, and its spares' on exit.
+    let dead_owned = || -> Vec<String> {
+        std::fs::read_dir(hierarchy)
+            .expect("hierarchy")
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| {
+                name.strip_prefix("tool-sandbox-")
+                    .and_then(|rest| rest.split('-').next())
+                    .is_some_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+            })
+            .collect()
+    };
+    let mut left = dead_owned();
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        left = dead_owned();
+    }
+    assert!(
+        left.is_empty(),
+        "cgroups of finished trees left behind: {left:?}"
+    );
+}
+
+async fn bash_with(launcher: &Launcher, policy: &SandboxPolicy, script: &str) -> ProcessOutput {
+    SandboxedCommand::new("bash")
+        .arg("-c")
+        .arg(script)
+        .timeout(Duration::from_secs(20))
+        .run(launcher, policy, &CancellationToken::new())
+        .await
+        .expect("sandboxed bash ran")
 }
