@@ -2,12 +2,12 @@
 //!
 //! `RLIMIT_NPROC` counts the processes of a user and the kernel exempts uid 0, so a fork bomb run
 //! by a root executor is not stopped by it. A cgroup's `pids.max` counts the processes in the
-//! cgroup, whoever they run as. Each supervisor of a confined program (see [`crate::helper`])
+//! cgroup, whoever they run as. Each spare of the helper (see [`crate::helper`])
 //! creates a child cgroup of its own in the pids hierarchy (cgroup v2 when the `pids` controller
 //! is delegated to children, else cgroup v1's `pids` hierarchy), named after its pid (nothing a
 //! caller chooses), and moves itself into it before it forks anything, so every descendant is
-//! counted; it does so while it waits as the spare, because a migration between cgroups costs
-//! milliseconds. It sets `pids.max` from the program's spec. After the tree is gone the helper's
+//! counted; it does so before a request comes, because a migration between cgroups costs
+//! milliseconds. Its init sets `pids.max` from the program's spec. After the tree is gone the helper's
 //! zygote removes the cgroup; cgroups of processes that died before (killed) are swept.
 //!
 //! Where no writable pids hierarchy exists (no root, no delegation, no controller), nothing is
@@ -39,19 +39,19 @@ pub fn available() -> bool {
     base().is_some()
 }
 
-/// The directory this crate makes its cgroups in (`tool-sandbox-PID-0`, one per supervisor),
+/// The directory this crate makes its cgroups in (`tool-sandbox-PID-0`, one per spare of the helper),
 /// if this machine offers a writable pids hierarchy.
 pub fn hierarchy() -> Option<&'static Path> {
     base()
 }
 
-/// The cgroup directory of the process tree supervised by `owner` (a supervisor's pid).
+/// The cgroup directory of the process tree kept by `owner` (a spare's pid).
 pub(crate) fn dir_of_owner(base: &Path, owner: u32) -> PathBuf {
     base.join(format!("{PREFIX}{owner}-0"))
 }
 
 /// Creates the calling process's own cgroup under `base` and moves it in (done by a spare
-/// supervisor before it takes a request). `pids.max` is left at `max` until the spec says.
+/// spare before its init takes a request). `pids.max` is left at `max` until the spec says.
 pub(crate) fn create_and_join(base: &Path) -> std::io::Result<PathBuf> {
     let dir = dir_of_owner(base, std::process::id());
     std::fs::create_dir(&dir)?;
@@ -67,7 +67,7 @@ pub(crate) fn set_max(dir: &Path, max: u64) -> std::io::Result<()> {
     std::fs::write(dir.join("pids.max"), max.to_string())
 }
 
-/// Moves the calling process into the cgroup at `dir` (done by the supervisor, before it forks).
+/// Moves the calling process into the cgroup at `dir` (done by a spare, before it forks).
 pub(crate) fn join(dir: &Path) -> std::io::Result<()> {
     // `0` is the writing process, in cgroup v1 and v2 alike.
     std::fs::write(dir.join("cgroup.procs"), "0")

@@ -22,7 +22,7 @@ use crate::zygote::{REQUEST_BYTE, REQUEST_FDS};
 
 /// The helper binary's file name.
 pub const HELPER_NAME: &str = "tool-sandbox-exec";
-/// How long the supervisor gets to kill the tree and report after the run socket is shut down.
+/// How long the init gets to kill the tree and report after the run socket is shut down.
 const TERMINATE_GRACE: Duration = Duration::from_secs(2);
 /// How long output pipes may stay open after the helper exited (only a process that escaped the
 /// PID namespace, possible under `BestEffort` alone, could hold them).
@@ -33,7 +33,7 @@ const STATUS_ROOM: usize = 4096;
 /// Finds and runs the helper binary; one per executor.
 ///
 /// The helper runs as a zygote, started at the first run and shared by the clones of a launcher:
-/// it forks one supervisor per program instead of starting the helper binary again. It exits
+/// it forks a spare per program instead of starting the helper binary again. It exits
 /// when the last clone is dropped (or the process dies); if it dies earlier, the next run starts
 /// a new one.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ struct Zygote {
 
 impl Drop for Zygote {
     fn drop(&mut self) {
-        // The zygote exits at the end of its control streams; running supervisors end with
+        // The zygote exits at the end of its control streams; running inits end with
         // their own run sockets.
         for control in &self.controls {
             let _ = rustix::net::shutdown(control, rustix::net::Shutdown::Both);
@@ -402,7 +402,7 @@ impl SandboxedCommand {
         socket
             .set_nonblocking(true)
             .map_err(|e| io_err("run socket", e))?;
-        // The spec goes ahead of the request, so the supervisor finds it at once; what does not
+        // The spec goes ahead of the request, so the init finds it at once; what does not
         // fit in the socket buffer follows below.
         let mut framed = Vec::with_capacity(json.len() + 4);
         framed.extend_from_slice(&(json.len() as u32).to_le_bytes());
@@ -423,9 +423,9 @@ impl SandboxedCommand {
                 ],
             )?;
         }
-        // Only the supervisor holds the program's ends now, so the pipes end with the tree.
+        // Only the init holds the program's ends now, so the pipes end with the tree.
         drop((stdin_child, stdout_child, stderr_child, socket_child));
-        // Dropping this (a dropped run) closes the run: the supervisor kills the tree.
+        // Dropping this (a dropped run) closes the run: the init exits, and the tree dies with it.
         let mut socket =
             tokio::net::UnixStream::from_std(socket).map_err(|e| io_err("run socket", e))?;
         let receiver = |fd| pipe::Receiver::from_owned_fd(fd).map_err(|e| io_err("pipe", e));
@@ -439,7 +439,7 @@ impl SandboxedCommand {
                 let _ = pipe.write_all(&input).await;
             });
         }
-        // A supervisor that is gone shows as a missing exit status below.
+        // An init that is gone shows as a missing exit status below.
         if sent < framed.len() {
             let _ = socket.write_all(&framed[sent..]).await;
         }
@@ -451,7 +451,7 @@ impl SandboxedCommand {
         let (stopped, status) = match ended {
             Ended::Exited(status) => (None, status),
             Ended::Stopped(outcome) => {
-                // The supervisor kills the tree, waits until the namespace is empty, reports.
+                // The init kills the program, reports and exits, and the namespace dies with it.
                 let _ = socket.shutdown().await;
                 let _ = tokio::time::timeout(TERMINATE_GRACE, read_exit(&mut socket)).await;
                 (Some(outcome), None)
@@ -510,8 +510,8 @@ enum Ended<S> {
     Stopped(Outcome),
 }
 
-/// Reads the supervisor's `exit CODE` line from the run socket; `None` if the socket ends
-/// without one (the supervisor is gone).
+/// Reads the init's `exit CODE` line from the run socket; `None` if the socket ends
+/// without one (the init is gone).
 async fn read_exit(socket: &mut tokio::net::UnixStream) -> Option<i32> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];

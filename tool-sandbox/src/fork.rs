@@ -2,7 +2,7 @@
 //!
 //! Forking a multi-threaded process is unsound in general: the child has one thread, and locks
 //! held by the others (the allocator's, stdio's) stay locked forever. The helper's zygote and
-//! supervisor never start a thread, so the child is a faithful copy. [`fork_single_threaded`]
+//! its spares never start a thread, so the child is a faithful copy. [`fork_single_threaded`]
 //! checks that the process has exactly one thread before it forks, and refuses otherwise.
 
 #![allow(unsafe_code)]

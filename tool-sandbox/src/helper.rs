@@ -1,27 +1,25 @@
 //! The helper that confines spawned programs: `tool-sandbox-exec`.
 //!
 //! Started once per [`crate::Launcher`], as a **zygote**: a small single-threaded process that
-//! keeps one **spare** supervisor forked (without `exec`) and ready per network class (the
-//! requests of programs without network come on its stdin, those with network on its stdout). The spare has already made
-//! its pids cgroup and moved into it (see [`crate::cgroup`]; a migration costs milliseconds, so
-//! it is done before a request comes); it takes the next request from the control socket, and
-//! the zygote forks the next spare. The program itself is the only `exec` of a run, so a
-//! confined program starts almost as fast as a plain one. Each request carries the program's
-//! stdin, stdout and stderr and a socket of its own (the *run socket*), passed as file
-//! descriptors; the program's spec comes over the run socket.
+//! keeps one **spare** ready per network class (the requests of programs without network come on
+//! its stdin, those with network on its stdout; both `SOCK_SEQPACKET`). A spare is forked without
+//! `exec`, and does before any request what costs milliseconds and does not depend on it: it
+//! makes its pids cgroup and moves into it (see [`crate::cgroup`]), enters a new user namespace
+//! (mapping the caller only), unshares PID, IPC and — without network — network namespaces, and
+//! forks the **init**, PID 1 of the new PID namespace. The spare itself then only waits for the
+//! init (the *keeper*: its exit tells the zygote to remove the cgroup), and the zygote forks the
+//! next spare when one is taken.
 //!
-//! 1. The **supervisor** sets its cgroup's `pids.max` from the spec, enters a new user namespace
-//!    (mapping the caller only) and unshares PID, IPC and — without network — network
-//!    namespaces, then forks the init. It waits for the init,
-//!    or for the run socket to close or be shut down by the library (timeout, cancellation, a
-//!    dropped run, a dead executor): then it kills the init with `SIGKILL`, and the whole tree is
-//!    gone when it reports. It reports the exit code on the run socket and exits; the zygote
-//!    removes its cgroup.
-//! 2. The **init** is PID 1 of the new PID namespace. It confines itself (Landlock, seccomp),
-//!    sets the rlimits, reports what it enforced on stderr, starts the program and reaps every
-//!    orphan. When it exits (the program ended, or it was killed), the kernel kills every process
-//!    left in the namespace: no `&`, `setsid` or `nohup` child outlives the call. It dies with
-//!    the supervisor (`PR_SET_PDEATHSIG`).
+//! The init takes one request from the control socket: the program's stdin, stdout and stderr
+//! and a socket of its own (the *run socket*), passed as file descriptors; the spec comes over
+//! the run socket (written ahead of the request). It sets `pids.max` from the spec, confines
+//! itself (Landlock, seccomp), sets the rlimits, reports what it enforced on stderr, starts the
+//! program and reaps every orphan. It reports the program's exit code on the run socket and
+//! exits; when it exits, the kernel kills every process left in the namespace, so no `&`,
+//! `setsid` or `nohup` child outlives the call. It also exits when the run socket is shut down
+//! or closed: a timeout, a cancellation, a dropped run, a dead executor. Processes in the
+//! namespace cannot signal it (PID 1 only gets the signals it handles, and it handles none).
+//! The program is the only `exec` of a run.
 //!
 //! Nothing ties a run to the thread that started it: its life is the run socket's. Setup failures
 //! are reported on the program's stderr as one `err` status line and exit code [`SETUP_FAILED`];
@@ -47,12 +45,12 @@ pub(crate) const OK_PREFIX: &str = "\u{1}tool-sandbox-exec:ok ";
 pub(crate) const ERR_PREFIX: &str = "\u{1}tool-sandbox-exec:err ";
 /// The helper mode argument of the zygote.
 pub(crate) const ZYGOTE: &str = "zygote";
-/// The largest spec a supervisor reads (arguments and environment included).
+/// The largest spec an init reads (arguments and environment included).
 pub(crate) const MAX_SPEC: usize = 16 << 20;
-/// Prefix of the line a supervisor ends its run socket with: `exit CODE`.
+/// Prefix of the line an init ends its run socket with: `exit CODE`.
 pub(crate) const EXIT_PREFIX: &str = "exit ";
 
-/// What the helper runs, and how: serialized by the library, read by the supervisor.
+/// What the helper runs, and how: serialized by the library, read by the init.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ExecSpec {
     pub policy: SandboxPolicy,

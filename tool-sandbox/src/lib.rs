@@ -12,7 +12,7 @@
 //! - [`SandboxedCommand`] run through a [`Launcher`]: a program confined by the helper binary
 //!   `tool-sandbox-exec`, in its own user, PID, IPC (and without network, network) namespaces,
 //!   with rlimits, output caps, a timeout and cancellation that kill the whole tree. The helper
-//!   runs as a zygote per launcher and forks a supervisor per program (see [`helper`]), so the
+//!   runs as a zygote per launcher and forks a prepared init per program (see [`helper`]), so the
 //!   program is the only `exec` of a run.
 //!
 //! The crate's one `unsafe` is that fork (`src/fork.rs`), done only by the single-threaded
@@ -65,9 +65,8 @@
 //! - **Seccomp is a deny list**, not an allow list: programs run by tools need a wide syscall set;
 //!   Landlock and the namespaces carry the isolation, seccomp removes kernel attack surface.
 //! - **A run lives as long as its run socket**: a timeout, a cancellation, a dropped run future
-//!   or the death of the executor closes it, and the supervisor then kills the tree. A supervisor
-//!   killed by someone else takes its init with it (`PR_SET_PDEATHSIG`), and the init's death
-//!   empties the namespace.
+//!   or the death of the executor closes it, and the init of the run's PID namespace then exits,
+//!   which empties the namespace. Nothing inside the namespace can kill that init.
 #![warn(missing_docs)]
 
 pub mod cgroup;

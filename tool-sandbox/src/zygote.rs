@@ -1,7 +1,7 @@
-//! The helper's processes: the zygote, its spare supervisors, and the init of each run's PID
+//! The helper's processes: the zygote, its spares, and the init of each run's PID
 //! namespace (see [`crate::helper`] for the design).
 //!
-//! The zygote and the supervisors never start a thread: they fork without `exec`
+//! The zygote and the spares never start a thread: they fork without `exec`
 //! ([`crate::fork`]), and a forked copy of a single-threaded process may run ordinary code.
 
 use std::io::{IoSliceMut, Read, Write};
@@ -35,7 +35,7 @@ use crate::policy::{Mode, Rlimits};
 pub(crate) const REQUEST_FDS: usize = 4;
 /// The one data byte of a request message.
 pub(crate) const REQUEST_BYTE: u8 = b'R';
-/// How long a supervisor waits for the rest of its spec after the request arrived.
+/// How long an init waits for the rest of its spec after the request arrived.
 const SPEC_TIMEOUT: Duration = Duration::from_secs(10);
 /// Spares that die in a row without taking a request before the zygote gives up (the library
 /// starts a new zygote at the next run, and reports the error if that fails too).
@@ -59,11 +59,11 @@ struct Run {
     socket: UnixStream,
 }
 
-/// The zygote of a launcher with confinement `mode`: keeps one spare supervisor ready per
+/// The zygote of a launcher with confinement `mode`: keeps one spare ready per
 /// control socket — stdin takes the requests of programs without network, stdout those of
 /// programs with network (both `SOCK_SEQPACKET`) — until both close. Returns the exit code of
 /// this process, which is the zygote's or, in a forked child, the spare's and then the
-/// supervisor's.
+/// init's.
 pub(crate) fn serve(mode: Mode) -> i32 {
     match zygote(mode) {
         Ok(Role::Zygote(code)) => code,
@@ -74,7 +74,7 @@ pub(crate) fn serve(mode: Mode) -> i32 {
 
 enum Role {
     Zygote(i32),
-    Spare(Box<Spare>),
+    Spare(Spare),
 }
 
 /// A spare and what the zygote knows of it.
@@ -128,7 +128,7 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
             }
             if slot.failures >= SPARE_FAILURES {
                 return Err(SandboxError::Setup(format!(
-                    "{} spare supervisors in a row died before taking a request",
+                    "{} spares in a row died before taking a request",
                     slot.failures
                 )));
             }
@@ -137,13 +137,13 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
                     let network = i == 1;
                     let [without, with] = controls;
                     drop((taken_read, sigfd));
-                    return Ok(Role::Spare(Box::new(Spare::prepare(
+                    return Ok(Role::Spare(Spare {
                         mode,
                         network,
-                        if network { with } else { without },
-                        taken_write,
+                        control: if network { with } else { without },
+                        taken: taken_write,
                         base,
-                    ))));
+                    }));
                 }
                 ForkResult::Parent { child } => slot.pid = Some(child),
             }
@@ -260,44 +260,79 @@ fn wait_events(
     }
 }
 
-/// A forked supervisor waiting for its request, set up as far as a request does not change:
-/// in its own pids cgroup and in new namespaces already (a cgroup migration and a network
-/// namespace cost milliseconds, so they are paid before a request comes).
+/// A spare, forked by the zygote: set up as far as a request does not change it. It makes its
+/// pids cgroup and moves into it, enters new namespaces, and forks the init of the new PID
+/// namespace, which waits for the request; the spare itself (the *keeper*) only waits for the
+/// init to end. A cgroup migration and new namespaces cost milliseconds: they are paid before a
+/// request comes.
 struct Spare {
     mode: Mode,
     network: bool,
     control: OwnedFd,
     taken: OwnedFd,
+    base: Option<&'static std::path::Path>,
+}
+
+/// What was set up for the init before the request, with the errors kept for it to report (a
+/// request is the first moment anything can be said to the caller).
+struct Prepared {
     /// `Ok(None)` where this machine has no writable pids hierarchy.
     cgroup: std::io::Result<Option<PathBuf>>,
     namespaces: Result<Namespaces, SandboxError>,
 }
 
 impl Spare {
-    fn prepare(
-        mode: Mode,
-        network: bool,
-        control: OwnedFd,
-        taken: OwnedFd,
-        base: Option<&std::path::Path>,
-    ) -> Spare {
+    fn serve(self) -> i32 {
         // The cgroup first, from the initial user namespace, where its files are writable; and
         // before anything forks, so that every descendant is counted.
-        let cgroup = base.map(crate::cgroup::create_and_join).transpose();
-        let namespaces = match mode {
+        let cgroup = self.base.map(crate::cgroup::create_and_join).transpose();
+        let namespaces = match self.mode {
             Mode::Off => Ok(Namespaces::default()),
-            _ => enter_namespaces(network),
+            _ => enter_namespaces(self.network),
         };
-        Spare {
-            mode,
-            network,
-            control,
-            taken,
-            cgroup,
-            namespaces,
+        let prepared = Prepared { cgroup, namespaces };
+        match fork_single_threaded() {
+            Ok(ForkResult::Child) => Init {
+                mode: self.mode,
+                network: self.network,
+                control: self.control,
+                taken: self.taken,
+                prepared,
+            }
+            .serve(),
+            Ok(ForkResult::Parent { child }) => {
+                drop((self.control, self.taken));
+                // The keeper: its exit tells the zygote that the tree is gone.
+                let _ = waitpid(child, None);
+                0
+            }
+            Err(_) => SETUP_FAILED,
         }
     }
+}
 
+/// The init of a run's PID namespace (PID 1 there): takes one request, confines itself, starts
+/// the program, reaps every orphan, and reports the program's exit code on the run socket. When
+/// it exits, the kernel kills every process left in the namespace. It exits when the program
+/// ends, or when the run socket is shut down or closed (timeout, cancellation, a dropped run, a
+/// dead executor). Processes inside the namespace cannot signal it (PID 1 receives only the
+/// signals it handles, and it handles none).
+struct Init {
+    mode: Mode,
+    network: bool,
+    control: OwnedFd,
+    taken: OwnedFd,
+    prepared: Prepared,
+}
+
+/// The program's standard streams.
+struct Stdio {
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+impl Init {
     fn serve(self) -> i32 {
         let run = loop {
             match receive(&self.control) {
@@ -309,23 +344,122 @@ impl Spare {
             }
         };
         let _ = rustix::io::write(&self.taken, &[u8::from(self.network)]);
-        let Spare {
+        let Init {
             mode,
             network,
             control,
             taken,
-            cgroup,
-            namespaces,
+            prepared,
         } = self;
         drop((control, taken));
-        Supervisor {
-            mode,
-            network,
-            cgroup,
-            namespaces,
-        }
-        .run(run)
+        let Run {
+            stdin,
+            stdout,
+            stderr,
+            mut socket,
+        } = run;
+        let mut stdio = Some(Stdio {
+            stdin,
+            stdout,
+            stderr,
+        });
+        let code = match run_program(mode, network, prepared, &mut socket, &mut stdio) {
+            Ok(code) => code,
+            Err(e) => match stdio.take() {
+                // Before the program's streams took fds 0-2, stderr is still ours to say why.
+                Some(stdio) => fail(&mut std::fs::File::from(stdio.stderr), &e),
+                None => fail(&mut std::io::stderr(), &e),
+            },
+        };
+        let _ = writeln!(socket, "{EXIT_PREFIX}{code}");
+        code
     }
+}
+
+fn run_program(
+    mode: Mode,
+    network: bool,
+    prepared: Prepared,
+    socket: &mut UnixStream,
+    stdio: &mut Option<Stdio>,
+) -> Result<i32, SandboxError> {
+    let spec = read_spec(socket)?;
+    if spec.mode != mode || spec.policy.network != network {
+        return Err(SandboxError::Setup(
+            "the request reached a helper of another mode or network class".to_owned(),
+        ));
+    }
+    // The cap counts the keeper and this init too.
+    let pids_cgroup = match (prepared.cgroup, spec.limits.processes) {
+        _ if spec.mode == Mode::Off => false,
+        (Ok(None), _) | (_, None) => false,
+        (Ok(Some(dir)), Some(n)) => match crate::cgroup::set_max(&dir, n.saturating_add(2)) {
+            Ok(()) => true,
+            Err(e) if spec.mode == Mode::Required => {
+                return Err(setup(&format!("pids cgroup {}", dir.display()), e))
+            }
+            Err(_) => false,
+        },
+        (Err(e), Some(_)) if spec.mode == Mode::Required => return Err(setup("pids cgroup", e)),
+        (Err(_), Some(_)) => false,
+    };
+    let namespaces = match prepared.namespaces {
+        Ok(ns) => ns,
+        Err(e) if spec.mode == Mode::Required => return Err(e),
+        Err(_) => Namespaces::default(),
+    };
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    let sigfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        .map_err(|e| setup("signalfd", e))?;
+    let mut enforcement = confine_current_thread(&spec.policy, spec.mode)?;
+    enforcement.pid_namespace = namespaces.pid;
+    enforcement.net_namespace = namespaces.net;
+    enforcement.pids_cgroup = pids_cgroup;
+    set_limits(&spec.limits)?;
+    let streams = stdio
+        .take()
+        .ok_or_else(|| SandboxError::Setup("no standard streams".to_owned()))?;
+    rustix::stdio::dup2_stdin(&streams.stdin).map_err(|e| setup("dup2", e))?;
+    rustix::stdio::dup2_stdout(&streams.stdout).map_err(|e| setup("dup2", e))?;
+    rustix::stdio::dup2_stderr(&streams.stderr).map_err(|e| setup("dup2", e))?;
+    drop(streams);
+    {
+        let status = serde_json::to_string(&enforcement).map_err(|e| setup("status", e))?;
+        let mut err = std::io::stderr().lock();
+        writeln!(err, "{OK_PREFIX}{status}").map_err(|e| setup("status", e))?;
+    }
+    // The child's signal mask is reset by std before exec.
+    let child = Command::new(&spec.program)
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .spawn();
+    let child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "tool-sandbox-exec: cannot start {}: {e}",
+                spec.program
+            );
+            return Ok(EXEC_FAILED);
+        }
+    };
+    let main = Pid::from_raw(child.id() as i32);
+    // Our copies of the program's streams go, so the pipes end with the tree.
+    let null = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .ok();
+    if let Some(null) = &null {
+        let _ = rustix::stdio::dup2_stdin(null);
+        let _ = rustix::stdio::dup2_stdout(null);
+        let _ = rustix::stdio::dup2_stderr(null);
+    }
+    wait_for_program(main, socket, &sigfd)
 }
 
 /// Reaps every exited child; returns their pids.
@@ -378,128 +512,6 @@ fn receive(control: &OwnedFd) -> Result<Option<Option<Run>>, SandboxError> {
     })))
 }
 
-/// The supervisor of one run: a spare that took a request.
-struct Supervisor {
-    mode: Mode,
-    network: bool,
-    cgroup: std::io::Result<Option<PathBuf>>,
-    namespaces: Result<Namespaces, SandboxError>,
-}
-
-enum Ended {
-    Supervisor(i32),
-    Init(Box<Init>),
-}
-
-/// The program's standard streams.
-struct Stdio {
-    stdin: OwnedFd,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
-}
-
-/// What the init needs; everything else of the supervisor is dropped (closed) before it runs.
-struct Init {
-    spec: ExecSpec,
-    namespaces: Namespaces,
-    pids_cgroup: bool,
-    stdio: Stdio,
-    /// Hangs up when the supervisor dies.
-    supervisor_alive: OwnedFd,
-}
-
-impl Supervisor {
-    /// Supervises `run`; returns this process's exit code after it reported the run's on the
-    /// run socket.
-    fn run(self, run: Run) -> i32 {
-        let Run {
-            stdin,
-            stdout,
-            stderr,
-            mut socket,
-        } = run;
-        let mut stdio = Some(Stdio {
-            stdin,
-            stdout,
-            stderr,
-        });
-        let code = match self.try_run(&mut socket, &mut stdio) {
-            Ok(Ended::Supervisor(code)) => code,
-            Ok(Ended::Init(init)) => {
-                drop(socket);
-                return init.run();
-            }
-            // Before the fork the program's stderr is still ours: say why there.
-            Err(e) => match stdio.take() {
-                Some(stdio) => fail(&mut std::fs::File::from(stdio.stderr), &e),
-                None => SETUP_FAILED,
-            },
-        };
-        let _ = writeln!(socket, "{EXIT_PREFIX}{code}");
-        code
-    }
-
-    fn try_run(
-        self,
-        socket: &mut UnixStream,
-        stdio: &mut Option<Stdio>,
-    ) -> Result<Ended, SandboxError> {
-        let spec = read_spec(socket)?;
-        if spec.mode != self.mode || spec.policy.network != self.network {
-            return Err(SandboxError::Setup(
-                "the request reached a supervisor of another mode or network class".to_owned(),
-            ));
-        }
-        let mut chld = SigSet::empty();
-        chld.add(Signal::SIGCHLD);
-        let sigfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-            .map_err(|e| setup("signalfd", e))?;
-        // The cap counts this supervisor and the init too.
-        let pids_cgroup = match (self.cgroup, spec.limits.processes) {
-            _ if spec.mode == Mode::Off => false,
-            (Ok(None), _) | (_, None) => false,
-            (Ok(Some(dir)), Some(n)) => match crate::cgroup::set_max(&dir, n.saturating_add(2)) {
-                Ok(()) => true,
-                Err(e) if spec.mode == Mode::Required => {
-                    return Err(setup(&format!("pids cgroup {}", dir.display()), e))
-                }
-                Err(_) => false,
-            },
-            (Err(e), Some(_)) if spec.mode == Mode::Required => {
-                return Err(setup("pids cgroup", e))
-            }
-            (Err(_), Some(_)) => false,
-        };
-        let namespaces = match self.namespaces {
-            Ok(ns) => ns,
-            Err(e) if spec.mode == Mode::Required => return Err(e),
-            Err(_) => Namespaces::default(),
-        };
-        let (alive_read, alive_write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| setup("pipe", e))?;
-        let init_pid = match fork_single_threaded()? {
-            ForkResult::Child => {
-                let stdio = stdio
-                    .take()
-                    .ok_or_else(|| SandboxError::Setup("no standard streams".to_owned()))?;
-                return Ok(Ended::Init(Box::new(Init {
-                    spec,
-                    namespaces,
-                    pids_cgroup,
-                    stdio,
-                    supervisor_alive: alive_read,
-                })));
-            }
-            ForkResult::Parent { child } => child,
-        };
-        // Only the init holds the program's streams now, so they end with the tree.
-        drop((stdio.take(), alive_read));
-        let code = wait_for_init(init_pid, socket, &sigfd)?;
-        drop(alive_write);
-        Ok(Ended::Supervisor(code))
-    }
-}
-
 /// Reads the length-prefixed spec from the run socket (the library writes it before the
 /// request when it fits in the socket buffer).
 fn read_spec(socket: &mut UnixStream) -> Result<ExecSpec, SandboxError> {
@@ -524,11 +536,10 @@ fn read_spec(socket: &mut UnixStream) -> Result<ExecSpec, SandboxError> {
     parse_spec(&json)
 }
 
-/// Waits until the init exits (its code) or the run socket says stop (shut down or closed: the
-/// library timed out, cancelled, dropped the run or died): then kills the init, whose death
-/// takes the whole namespace with it, and waits for it.
-fn wait_for_init(
-    init: Pid,
+/// Reaps children until the program exits (its code), or until the run socket says stop (shut
+/// down or closed): then the init returns, and its exit takes the whole namespace with it.
+fn wait_for_program(
+    main: Pid,
     socket: &mut UnixStream,
     sigfd: &SignalFd,
 ) -> Result<i32, SandboxError> {
@@ -546,16 +557,20 @@ fn wait_for_init(
         };
         if child {
             while sigfd.read_signal().ok().flatten().is_some() {}
-            match waitpid(init, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::Exited(_, code)) => return Ok(code),
-                Ok(WaitStatus::Signaled(_, sig, _)) => return Ok(128 + sig as i32),
-                Ok(_) => {}
-                Err(e) => return Err(setup("wait", e)),
+            // PID 1 reaps every orphan; the program's own status is the result.
+            loop {
+                match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::Exited(pid, code)) if pid == main => return Ok(code),
+                    Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
+                        return Ok(128 + sig as i32)
+                    }
+                    Ok(WaitStatus::StillAlive) | Err(_) => break,
+                    Ok(_) => continue,
+                }
             }
         }
         if stop {
-            let _ = kill(init, Signal::SIGKILL);
-            let _ = waitpid(init, None);
+            let _ = kill(main, Signal::SIGKILL);
             return Ok(128 + Signal::SIGKILL as i32);
         }
     }
@@ -581,106 +596,8 @@ fn enter_namespaces(network: bool) -> Result<Namespaces, SandboxError> {
     })
 }
 
-/// Signals the init takes through `sigwait` instead of dying of them.
-fn waited_signals() -> SigSet {
-    let mut set = SigSet::empty();
-    for s in [
-        Signal::SIGCHLD,
-        Signal::SIGTERM,
-        Signal::SIGINT,
-        Signal::SIGHUP,
-    ] {
-        set.add(s);
-    }
-    set
-}
-
-impl Init {
-    /// Runs the init (PID 1 of the run's namespace, a child of the supervisor); returns its exit
-    /// code, the program's.
-    fn run(self) -> i32 {
-        let stderr = self.stdio.stderr.try_clone();
-        match self.try_run() {
-            Ok(code) => code,
-            Err(e) => match stderr {
-                Ok(fd) => fail(&mut std::fs::File::from(fd), &e),
-                Err(_) => SETUP_FAILED,
-            },
-        }
-    }
-
-    fn try_run(self) -> Result<i32, SandboxError> {
-        nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|e| setup("pdeathsig", e))?;
-        // The supervisor may have died before the line above; then nobody would kill us. Its
-        // end of the pipe is the only write end left: a hang-up means it is gone.
-        let mut alive = [PollFd::new(&self.supervisor_alive, PollFlags::IN)];
-        let _ = poll(&mut alive, Some(&rustix::time::Timespec::default()));
-        if alive[0].revents().contains(PollFlags::HUP) {
-            return Err(SandboxError::Setup("the supervisor is gone".to_owned()));
-        }
-        rustix::stdio::dup2_stdin(&self.stdio.stdin).map_err(|e| setup("dup2", e))?;
-        rustix::stdio::dup2_stdout(&self.stdio.stdout).map_err(|e| setup("dup2", e))?;
-        rustix::stdio::dup2_stderr(&self.stdio.stderr).map_err(|e| setup("dup2", e))?;
-        drop(self.stdio);
-        let spec = self.spec;
-        let namespaces = self.namespaces;
-        let signals = waited_signals();
-        signals
-            .thread_block()
-            .map_err(|e| setup("sigprocmask", e))?;
-        let mut enforcement = confine_current_thread(&spec.policy, spec.mode)?;
-        enforcement.pid_namespace = namespaces.pid;
-        enforcement.net_namespace = namespaces.net;
-        enforcement.pids_cgroup = self.pids_cgroup;
-        set_limits(&spec.limits)?;
-        {
-            let status = serde_json::to_string(&enforcement).map_err(|e| setup("status", e))?;
-            let mut err = std::io::stderr().lock();
-            writeln!(err, "{OK_PREFIX}{status}").map_err(|e| setup("status", e))?;
-        }
-        // The child's signal mask is reset by std before exec.
-        let child = Command::new(&spec.program)
-            .args(&spec.args)
-            .current_dir(&spec.cwd)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .spawn();
-        let child = match child {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "tool-sandbox-exec: cannot start {}: {e}",
-                    spec.program
-                );
-                return Ok(EXEC_FAILED);
-            }
-        };
-        let main = Pid::from_raw(child.id() as i32);
-        // PID 1 reaps every orphan; the program's own status is the result.
-        loop {
-            match signals.wait() {
-                Ok(Signal::SIGCHLD) => loop {
-                    match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                        Ok(WaitStatus::Exited(pid, code)) if pid == main => return Ok(code),
-                        Ok(WaitStatus::Signaled(pid, sig, _)) if pid == main => {
-                            return Ok(128 + sig as i32)
-                        }
-                        Ok(WaitStatus::StillAlive) | Err(_) => break,
-                        Ok(_) => continue,
-                    }
-                },
-                // SIGTERM and friends from inside the namespace: ignored; the supervisor kills
-                // us.
-                Ok(_) => continue,
-                Err(e) => return Err(setup("sigwait", e)),
-            }
-        }
-    }
-}
-
 fn set_limits(limits: &Rlimits) -> Result<(), SandboxError> {
-    // The supervisor and this init count as processes of the same user.
+    // The keeper and this init count as processes of the same user.
     let processes = limits.processes.map(|n| n.saturating_add(2));
     for (resource, value) in [
         (Resource::RLIMIT_CPU, limits.cpu_secs),
