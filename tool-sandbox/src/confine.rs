@@ -2,11 +2,13 @@
 
 use std::fmt;
 
+use std::path::PathBuf;
+
 use landlock::{
-    path_beneath_rules, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible,
-    LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
+    PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope, ABI,
 };
+use seccompiler::BpfProgram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SandboxError;
@@ -116,12 +118,65 @@ pub fn confine_current_thread(
     policy: &SandboxPolicy,
     mode: Mode,
 ) -> Result<Enforcement, SandboxError> {
+    confine_prepared(policy, mode, None)
+}
+
+/// Confinement made ready before the policy is known (by the helper's spares): the default
+/// system read paths and the device paths opened, the seccomp filters compiled. Applying it
+/// then costs the workspace rule and the system calls that restrict.
+pub(crate) struct Prepared {
+    network: bool,
+    system_read_paths: Vec<PathBuf>,
+    system: Vec<PathFd>,
+    dev_read_write: Vec<PathFd>,
+    dev_read: Vec<PathFd>,
+    seccomp: Result<(BpfProgram, BpfProgram), SandboxError>,
+}
+
+/// Opens what exists of `paths` (missing paths are skipped, as the policy says).
+fn open_existing<P: AsRef<std::path::Path>>(paths: &[P]) -> Vec<PathFd> {
+    paths.iter().filter_map(|p| PathFd::new(p).ok()).collect()
+}
+
+impl Prepared {
+    /// Prepares confinement for programs with or without network and the default system read
+    /// paths ([`crate::default_system_read_paths`]).
+    pub(crate) fn new(network: bool) -> Prepared {
+        let system_read_paths = crate::policy::default_system_read_paths();
+        Prepared {
+            network,
+            system: open_existing(&system_read_paths),
+            system_read_paths,
+            dev_read_write: open_existing(DEV_READ_WRITE),
+            dev_read: open_existing(DEV_READ),
+            seccomp: seccomp::compile(network),
+        }
+    }
+}
+
+/// [`confine_current_thread`], with what `prepared` holds where it fits the policy (the same
+/// network class and system read paths); anything else is opened and compiled here.
+pub(crate) fn confine_prepared(
+    policy: &SandboxPolicy,
+    mode: Mode,
+    prepared: Option<Prepared>,
+) -> Result<Enforcement, SandboxError> {
     if mode == Mode::Off {
         return Ok(Enforcement::NONE);
     }
     policy.validate()?;
-    let landlock = apply_landlock(policy, mode)?;
-    let seccomp = match seccomp::apply(policy.network) {
+    let prepared = prepared
+        .filter(|p| p.network == policy.network && p.system_read_paths == policy.system_read_paths);
+    let (opened, filters) = match prepared {
+        Some(p) => (
+            Some((p.system, p.dev_read_write, p.dev_read)),
+            Some(p.seccomp),
+        ),
+        None => (None, None),
+    };
+    let landlock = apply_landlock(policy, mode, opened)?;
+    let filters = filters.unwrap_or_else(|| seccomp::compile(policy.network));
+    let seccomp = match filters.and_then(|(main, enosys)| seccomp::apply_compiled(&main, &enosys)) {
         Ok(()) => true,
         Err(e) if mode == Mode::Required => return Err(e),
         Err(_) => false,
@@ -144,7 +199,14 @@ fn ll_unavailable(e: impl fmt::Display) -> SandboxError {
     SandboxError::Unavailable(format!("landlock: {e}"))
 }
 
-fn apply_landlock(policy: &SandboxPolicy, mode: Mode) -> Result<LandlockEnforcement, SandboxError> {
+/// The system, read-write device and read device paths, opened.
+type Opened = (Vec<PathFd>, Vec<PathFd>, Vec<PathFd>);
+
+fn apply_landlock(
+    policy: &SandboxPolicy,
+    mode: Mode,
+    opened: Option<Opened>,
+) -> Result<LandlockEnforcement, SandboxError> {
     let level = match mode {
         Mode::Required => CompatLevel::HardRequirement,
         _ => CompatLevel::BestEffort,
@@ -173,6 +235,25 @@ fn apply_landlock(policy: &SandboxPolicy, mode: Mode) -> Result<LandlockEnforcem
             .map_err(ll_unavailable)?;
     }
     let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    let (system, dev_read_write, dev_read) = opened.unwrap_or_else(|| {
+        (
+            open_existing(&policy.system_read_paths),
+            open_existing(DEV_READ_WRITE),
+            open_existing(DEV_READ),
+        )
+    });
+    // As `landlock::path_beneath_rules` does: rights that only directories have are dropped
+    // for a file.
+    let file_rights = AccessFs::from_file(abi);
+    let beneath = move |fds: Vec<PathFd>, access: BitFlags<AccessFs>| {
+        fds.into_iter().map(move |fd| {
+            let dir = rustix::fs::fstat(&fd)
+                .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+                .unwrap_or(false);
+            let access = if dir { access } else { access & file_rights };
+            Ok::<_, RulesetError>(PathBeneath::new(fd, access))
+        })
+    };
     let status = ruleset
         .scope(Scope::from_all(abi))
         .map_err(ll_unavailable)?
@@ -180,11 +261,11 @@ fn apply_landlock(policy: &SandboxPolicy, mode: Mode) -> Result<LandlockEnforcem
         .map_err(ll_unavailable)?
         .add_rule(PathBeneath::new(workspace_fd, workspace_access))
         .map_err(ll_err)?
-        .add_rules(path_beneath_rules(&policy.system_read_paths, read))
+        .add_rules(beneath(system, read))
         .map_err(ll_err)?
-        .add_rules(path_beneath_rules(DEV_READ_WRITE, dev_rw))
+        .add_rules(beneath(dev_read_write, dev_rw))
         .map_err(ll_err)?
-        .add_rules(path_beneath_rules(DEV_READ, AccessFs::ReadFile))
+        .add_rules(beneath(dev_read, AccessFs::ReadFile.into()))
         .map_err(ll_err)?
         .restrict_self()
         .map_err(ll_err)?;

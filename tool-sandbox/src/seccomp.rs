@@ -182,10 +182,16 @@ pub(crate) fn enosys_filter() -> BpfProgram {
 
 /// Installs both filters on the calling thread (no `TSYNC`: other threads stay as they are).
 /// Sets `no_new_privs`, which Landlock has set already.
-pub(crate) fn apply(network: bool) -> Result<(), SandboxError> {
-    let main = deny_filter(network)?;
-    apply_filter(&main).map_err(sc_err)?;
-    apply_filter(&enosys_filter()).map_err(sc_err)?;
+/// The two filters for a thread or process with or without network: [`deny_filter`] and
+/// [`enosys_filter`].
+pub(crate) fn compile(network: bool) -> Result<(BpfProgram, BpfProgram), SandboxError> {
+    Ok((deny_filter(network)?, enosys_filter()))
+}
+
+/// Loads filters made by [`compile`] on the calling thread.
+pub(crate) fn apply_compiled(main: &BpfProgram, enosys: &BpfProgram) -> Result<(), SandboxError> {
+    apply_filter(main).map_err(sc_err)?;
+    apply_filter(enosys).map_err(sc_err)?;
     Ok(())
 }
 

@@ -22,7 +22,7 @@ use rustix::event::{poll, PollFd, PollFlags};
 use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
 use serde::{Deserialize, Serialize};
 
-use crate::confine::confine_current_thread;
+use crate::confine::confine_prepared;
 use crate::error::SandboxError;
 use crate::fork::fork_single_threaded;
 use crate::helper::{
@@ -279,6 +279,8 @@ struct Prepared {
     /// `Ok(None)` where this machine has no writable pids hierarchy.
     cgroup: std::io::Result<Option<PathBuf>>,
     namespaces: Result<Namespaces, SandboxError>,
+    /// System paths opened and seccomp filters compiled (not under `Mode::Off`).
+    confinement: Option<crate::confine::Prepared>,
 }
 
 impl Spare {
@@ -290,7 +292,13 @@ impl Spare {
             Mode::Off => Ok(Namespaces::default()),
             _ => enter_namespaces(self.network),
         };
-        let prepared = Prepared { cgroup, namespaces };
+        let confinement =
+            (self.mode != Mode::Off).then(|| crate::confine::Prepared::new(self.network));
+        let prepared = Prepared {
+            cgroup,
+            namespaces,
+            confinement,
+        };
         match fork_single_threaded() {
             Ok(ForkResult::Child) => Init {
                 mode: self.mode,
@@ -412,7 +420,7 @@ fn run_program(
     chld.add(Signal::SIGCHLD);
     let sigfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
         .map_err(|e| setup("signalfd", e))?;
-    let mut enforcement = confine_current_thread(&spec.policy, spec.mode)?;
+    let mut enforcement = confine_prepared(&spec.policy, spec.mode, prepared.confinement)?;
     enforcement.pid_namespace = namespaces.pid;
     enforcement.net_namespace = namespaces.net;
     enforcement.pids_cgroup = pids_cgroup;
