@@ -77,12 +77,19 @@ enum Role {
     Spare(Spare),
 }
 
-/// A spare and what the zygote knows of it.
+/// The spares of one network class: their keepers' pids, and how many died in a row before
+/// taking a request.
 #[derive(Default)]
 struct Slot {
-    pid: Option<Pid>,
+    ready: Vec<Pid>,
     failures: u32,
 }
+
+/// Spares kept ready per network class: a burst of runs finds one whose set-up is done while
+/// the next ones are prepared.
+const SPARES: usize = 2;
+/// What an init writes on the "taken" pipe: its class, then its keeper's pid (little endian).
+const TAKEN_LEN: usize = 5;
 
 fn zygote(mode: Mode) -> Result<Role, SandboxError> {
     // Keep close-on-exec copies of the control sockets and put /dev/null in their places, so
@@ -118,12 +125,16 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
         Mode::Off => None,
         _ => crate::cgroup::base(),
     };
+    let host_net = match mode {
+        Mode::Off => None,
+        _ => share_an_empty_network_namespace(),
+    };
     let mut slots = [Slot::default(), Slot::default()];
     let mut hung_up = [false, false];
     let mut finished: Vec<(PathBuf, u32)> = Vec::new();
     loop {
         for (i, slot) in slots.iter_mut().enumerate() {
-            if slot.pid.is_some() || hung_up[i] {
+            if slot.ready.len() >= SPARES || hung_up[i] {
                 continue;
             }
             if slot.failures >= SPARE_FAILURES {
@@ -143,23 +154,30 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
                         control: if network { with } else { without },
                         taken: taken_write,
                         base,
+                        host_net,
                     }));
                 }
-                ForkResult::Parent { child } => slot.pid = Some(child),
+                ForkResult::Parent { child } => slot.ready.push(child),
             }
+            // One spare per class and round: the others follow after the next poll, so that
+            // a request never waits for a whole pool being forked.
         }
-        let wait = (!finished.is_empty()).then_some(REMOVE_RETRY);
+        let short = !finished.is_empty()
+            || slots
+                .iter()
+                .zip(hung_up)
+                .any(|(slot, gone)| !gone && slot.ready.len() < SPARES);
+        let wait = short.then_some(REMOVE_RETRY);
         let events = wait_events(&controls, &taken_read, &sigfd, wait)?;
-        let mut taken = [false, false];
         if events.taken {
-            let mut bytes = [0u8; 16];
-            while let Ok(n @ 1..) = rustix::io::read(&taken_read, &mut bytes) {
-                for &b in &bytes[..n] {
-                    if let Some(slot) = slots.get_mut(usize::from(b)) {
-                        slot.pid = None;
-                        slot.failures = 0;
-                        taken[usize::from(b)] = true;
-                    }
+            // Messages are shorter than PIPE_BUF, so each arrives whole.
+            let mut message = [0u8; TAKEN_LEN];
+            while let Ok(TAKEN_LEN) = rustix::io::read(&taken_read, &mut message) {
+                let [class, pid @ ..] = message;
+                let keeper = Pid::from_raw(i32::from_le_bytes(pid));
+                if let Some(slot) = slots.get_mut(usize::from(class)) {
+                    slot.ready.retain(|p| *p != keeper);
+                    slot.failures = 0;
                 }
             }
         }
@@ -167,9 +185,9 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
             while sigfd.read_signal().ok().flatten().is_some() {}
             for pid in reap_children() {
                 for slot in slots.iter_mut() {
-                    if slot.pid == Some(pid) {
+                    if slot.ready.contains(&pid) {
                         // Died as a spare (the library went away, or its set-up failed).
-                        slot.pid = None;
+                        slot.ready.retain(|p| *p != pid);
                         slot.failures += 1;
                     }
                 }
@@ -192,12 +210,10 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
             // The library is gone (its launcher dropped, or the executor died). The spares exit
             // at the end of their streams (a request still queued is taken first): wait for
             // them, so that their cgroups can go too.
-            for slot in &slots {
-                if let Some(pid) = slot.pid {
-                    let _ = waitpid(pid, None);
-                    if let Some(base) = base {
-                        finished.push((crate::cgroup::dir_of_owner(base, pid.as_raw() as u32), 0));
-                    }
+            for &pid in slots.iter().flat_map(|slot| &slot.ready) {
+                let _ = waitpid(pid, None);
+                if let Some(base) = base {
+                    finished.push((crate::cgroup::dir_of_owner(base, pid.as_raw() as u32), 0));
                 }
             }
             for (dir, _) in &finished {
@@ -271,6 +287,9 @@ struct Spare {
     control: OwnedFd,
     taken: OwnedFd,
     base: Option<&'static std::path::Path>,
+    /// The network namespace the zygote started in, when it moved itself into an empty one
+    /// for the spares without network to share.
+    host_net: Option<OwnedFd>,
 }
 
 /// What was set up for the init before the request, with the errors kept for it to report (a
@@ -290,7 +309,7 @@ impl Spare {
         let cgroup = self.base.map(crate::cgroup::create_and_join).transpose();
         let namespaces = match self.mode {
             Mode::Off => Ok(Namespaces::default()),
-            _ => enter_namespaces(self.network),
+            _ => enter_namespaces(self.network, self.host_net.as_ref()),
         };
         let confinement =
             (self.mode != Mode::Off).then(|| crate::confine::Prepared::new(self.network));
@@ -299,10 +318,12 @@ impl Spare {
             namespaces,
             confinement,
         };
+        let keeper = std::process::id();
         match fork_single_threaded() {
             Ok(ForkResult::Child) => Init {
                 mode: self.mode,
                 network: self.network,
+                keeper,
                 control: self.control,
                 taken: self.taken,
                 prepared,
@@ -328,6 +349,8 @@ impl Spare {
 struct Init {
     mode: Mode,
     network: bool,
+    /// The pid of the spare that forked this init, for the zygote's books.
+    keeper: u32,
     control: OwnedFd,
     taken: OwnedFd,
     prepared: Prepared,
@@ -351,10 +374,14 @@ impl Init {
                 Err(_) => return SETUP_FAILED,
             }
         };
-        let _ = rustix::io::write(&self.taken, &[u8::from(self.network)]);
+        let mut message = [0u8; TAKEN_LEN];
+        message[0] = u8::from(self.network);
+        message[1..].copy_from_slice(&self.keeper.to_le_bytes());
+        let _ = rustix::io::write(&self.taken, &message);
         let Init {
             mode,
             network,
+            keeper: _,
             control,
             taken,
             prepared,
@@ -586,7 +613,15 @@ fn wait_for_program(
 
 /// A user namespace that maps only the caller (so no outside capability is kept), then PID and
 /// IPC namespaces, and an empty network namespace unless the policy allows network.
-fn enter_namespaces(network: bool) -> Result<Namespaces, SandboxError> {
+///
+/// `host_net` is set when the zygote moved into an empty network namespace of its own, which
+/// programs without network then share: a program with network goes back to the host's first
+/// (while it still has the capability to), and none unshares one of its own.
+fn enter_namespaces(network: bool, host_net: Option<&OwnedFd>) -> Result<Namespaces, SandboxError> {
+    if let (true, Some(host)) = (network, host_net) {
+        nix::sched::setns(host, CloneFlags::CLONE_NEWNET)
+            .map_err(|e| setup("host network namespace", e))?;
+    }
     let uid = nix::unistd::geteuid();
     let gid = nix::unistd::getegid();
     unshare(CloneFlags::CLONE_NEWUSER).map_err(|e| setup("user namespace", e))?;
@@ -594,7 +629,7 @@ fn enter_namespaces(network: bool) -> Result<Namespaces, SandboxError> {
     std::fs::write("/proc/self/uid_map", format!("0 {uid} 1")).map_err(|e| setup("uid_map", e))?;
     std::fs::write("/proc/self/gid_map", format!("0 {gid} 1")).map_err(|e| setup("gid_map", e))?;
     let mut flags = CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWIPC;
-    if !network {
+    if !network && host_net.is_none() {
         flags |= CloneFlags::CLONE_NEWNET;
     }
     unshare(flags).map_err(|e| setup("pid namespace", e))?;
@@ -602,6 +637,22 @@ fn enter_namespaces(network: bool) -> Result<Namespaces, SandboxError> {
         pid: true,
         net: !network,
     })
+}
+
+/// Moves the zygote into a new, empty network namespace, and returns the one it was in; `None`
+/// (and nothing changed) where this process may not make one (an executor without root makes
+/// one per program instead, inside the program's user namespace).
+///
+/// Creating and destroying a network namespace costs about a millisecond, so the programs
+/// without network of one launcher share this one. It has no interface up (only a loopback
+/// that is down), and it belongs to the initial user namespace, so nothing in a program's user
+/// namespace can bring one up; AF_UNIX is the only socket family those programs can create
+/// (seccomp), and abstract UNIX sockets of one program are out of reach of another (each has a
+/// Landlock domain of its own, scoped).
+fn share_an_empty_network_namespace() -> Option<OwnedFd> {
+    let host: OwnedFd = std::fs::File::open("/proc/self/ns/net").ok()?.into();
+    unshare(CloneFlags::CLONE_NEWNET).ok()?;
+    Some(host)
 }
 
 fn set_limits(limits: &Rlimits) -> Result<(), SandboxError> {

@@ -653,3 +653,54 @@ async fn bash_with(launcher: &Launcher, policy: &SandboxPolicy, script: &str) ->
         .await
         .expect("sandboxed bash ran")
 }
+
+#[tokio::test]
+async fn programs_without_network_cannot_reach_each_other_over_abstract_unix_sockets() {
+    if !kernel_confines_processes(
+        "programs_without_network_cannot_reach_each_other_over_abstract_unix_sockets",
+    ) {
+        return;
+    }
+    let scene = Scene::new();
+    let policy = scene.policy(FsAccess::ReadWrite, false);
+    let launcher = launcher();
+    let name = format!("tool-sandbox-test-{}", std::process::id());
+    let server = format!(
+        "import socket, time\n\
+         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         s.bind('\\0{name}')\n\
+         s.listen(1)\n\
+         open('bound', 'w').close()\n\
+         s.settimeout(3)\n\
+         try:\n    s.accept()\n    print('accepted')\nexcept OSError as e:\n    print('nobody', e)\n"
+    );
+    let client = format!(
+        "import os, socket, time\n\
+         for _ in range(300):\n    \
+             if os.path.exists('bound'): break\n    \
+             time.sleep(0.01)\n\
+         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n\
+         try:\n    c.connect('\\0{name}')\n    print('connected')\n\
+         except OSError as e:\n    print('refused', e.errno)\n"
+    );
+    let run = |script: String| {
+        let launcher = launcher.clone();
+        let policy = policy.clone();
+        async move {
+            SandboxedCommand::new("python3")
+                .arg("-c")
+                .arg(script)
+                .timeout(Duration::from_secs(20))
+                .run(&launcher, &policy, &CancellationToken::new())
+                .await
+                .expect("ran")
+        }
+    };
+    let (server, client) = tokio::join!(run(server), run(client));
+    assert!(client.success(), "{client:?}");
+    assert!(
+        client.stdout_text().starts_with("refused"),
+        "one program reached another's abstract socket: {client:?} / {server:?}"
+    );
+    assert!(server.stdout_text().starts_with("nobody"), "{server:?}");
+}
