@@ -16,9 +16,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::confine::Enforcement;
 use crate::error::SandboxError;
-use crate::helper::{ExecSpec, ERR_PREFIX, EXIT_PREFIX, HELPER_FLAG, OK_PREFIX, ZYGOTE};
 use crate::policy::{Mode, Rlimits, SandboxPolicy};
-use crate::zygote::{REQUEST_BYTE, REQUEST_FDS};
+use crate::protocol::{
+    ExecSpec, ERR_PREFIX, EXIT_PREFIX, HELPER_FLAG, OK_PREFIX, REQUEST_BYTE, REQUEST_FDS, ZYGOTE,
+};
 
 /// The helper binary's file name.
 pub const HELPER_NAME: &str = "tool-sandbox-exec";

@@ -26,41 +26,12 @@
 //! the program is never started then.
 
 use std::ffi::OsString;
-use std::io::Write;
-
-use serde::{Deserialize, Serialize};
 
 use crate::error::SandboxError;
-use crate::policy::{Mode, Rlimits, SandboxPolicy};
-
-/// The first argument that selects helper mode (so any binary can embed the helper).
-pub const HELPER_FLAG: &str = "--tool-sandbox-exec";
-/// Exit code of the helper when confinement could not be set up.
-pub const SETUP_FAILED: i32 = 125;
-/// Exit code of the helper when the program could not be started.
-pub const EXEC_FAILED: i32 = 127;
-/// Prefix of the status line that says the program starts confined.
-pub(crate) const OK_PREFIX: &str = "\u{1}tool-sandbox-exec:ok ";
-/// Prefix of the status line that says setup failed.
-pub(crate) const ERR_PREFIX: &str = "\u{1}tool-sandbox-exec:err ";
-/// The helper mode argument of the zygote.
-pub(crate) const ZYGOTE: &str = "zygote";
-/// The largest spec an init reads (arguments and environment included).
-pub(crate) const MAX_SPEC: usize = 16 << 20;
-/// Prefix of the line an init ends its run socket with: `exit CODE`.
-pub(crate) const EXIT_PREFIX: &str = "exit ";
-
-/// What the helper runs, and how: serialized by the library, read by the init.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ExecSpec {
-    pub policy: SandboxPolicy,
-    pub mode: Mode,
-    pub program: String,
-    pub args: Vec<String>,
-    pub cwd: std::path::PathBuf,
-    pub env: Vec<(String, String)>,
-    pub limits: Rlimits,
-}
+use crate::policy::Mode;
+use crate::protocol::fail;
+use crate::protocol::ZYGOTE;
+pub use crate::protocol::{EXEC_FAILED, HELPER_FLAG, SETUP_FAILED};
 
 /// Runs the helper if this process was started as one (first argument [`HELPER_FLAG`]) and
 /// returns its exit code; `None` otherwise. A binary that embeds the helper calls this first
@@ -84,25 +55,4 @@ pub fn dispatch() -> Option<i32> {
             )),
         ),
     })
-}
-
-/// Writes the `err` status line for `e` and returns [`SETUP_FAILED`].
-pub(crate) fn fail(out: &mut impl Write, e: &SandboxError) -> i32 {
-    let _ = writeln!(
-        out,
-        "{ERR_PREFIX}{} {}",
-        e.code(),
-        e.to_string().replace('\n', " ")
-    );
-    SETUP_FAILED
-}
-
-pub(crate) fn setup(what: &str, e: impl std::fmt::Display) -> SandboxError {
-    SandboxError::Setup(format!("{what}: {e}"))
-}
-
-pub(crate) fn parse_spec(json: &[u8]) -> Result<ExecSpec, SandboxError> {
-    let spec: ExecSpec = serde_json::from_slice(json).map_err(|e| setup("bad spec", e))?;
-    spec.policy.validate()?;
-    Ok(spec)
 }

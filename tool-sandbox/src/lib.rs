@@ -78,6 +78,7 @@ pub mod helper;
 mod policy;
 mod pool;
 mod probe;
+mod protocol;
 mod seccomp;
 mod zygote;
 

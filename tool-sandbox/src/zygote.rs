@@ -25,16 +25,12 @@ use serde::{Deserialize, Serialize};
 use crate::confine::confine_prepared;
 use crate::error::SandboxError;
 use crate::fork::fork_single_threaded;
-use crate::helper::{
-    fail, parse_spec, setup, ExecSpec, EXEC_FAILED, EXIT_PREFIX, MAX_SPEC, OK_PREFIX, SETUP_FAILED,
-};
 use crate::policy::{Mode, Rlimits};
+use crate::protocol::{
+    fail, parse_spec, setup, ExecSpec, EXEC_FAILED, EXIT_PREFIX, MAX_SPEC, OK_PREFIX, REQUEST_BYTE,
+    REQUEST_FDS, SETUP_FAILED,
+};
 
-/// The file descriptors one request passes: the program's stdin, stdout, stderr, and the run
-/// socket, in this order.
-pub(crate) const REQUEST_FDS: usize = 4;
-/// The one data byte of a request message.
-pub(crate) const REQUEST_BYTE: u8 = b'R';
 /// How long an init waits for the rest of its spec after the request arrived.
 const SPEC_TIMEOUT: Duration = Duration::from_secs(10);
 /// Spares that die in a row without taking a request before the zygote gives up (the library
