@@ -11,7 +11,7 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 use serde_json::{json, Map, Value};
 use tool_core::schema::export::convert::{convert, Conversion};
-use tool_core::schema::export::{openai, Downgrade, DowngradeKind, ExportOptions, Format};
+use tool_core::schema::export::{gemini, openai, Downgrade, DowngradeKind, ExportOptions, Format};
 
 use super::{LOOSE, STRICT};
 
@@ -770,6 +770,7 @@ fn any_json(g: &mut Gen) -> Value {
 struct Tally {
     simple: (usize, usize),
     hard: (usize, usize),
+    hard_without_downgrades: usize,
     outputs: usize,
     rule_breaking: usize,
     samples: usize,
@@ -784,6 +785,22 @@ fn measure(format: Format, opts: ExportOptions) -> Tally {
     for (n, e) in corpus().iter().enumerate() {
         let original_validator = tool_core::schema::compile(&e.schema)
             .unwrap_or_else(|err| panic!("{}: the original schema does not compile: {err}", e.id));
+        if e.hard {
+            // The registry's own export, which downgrades nothing, for comparison.
+            let without = tool_core::ToolDef::builder(&e.name)
+                .description(&e.description)
+                .input_schema(e.schema.clone())
+                .handler(|_, _| async { "ok" })
+                .build()
+                .ok()
+                .and_then(|d| match format {
+                    Format::Gemini => gemini::parameters(d.decl()).ok(),
+                    _ => openai::strict_schema(d.decl()).ok(),
+                });
+            if without.is_some() {
+                t.hard_without_downgrades += 1;
+            }
+        }
         let class = if e.hard { &mut t.hard } else { &mut t.simple };
         class.0 += 1;
         let conv = match convert(&e.name, &e.description, &e.schema, format, opts) {
@@ -932,7 +949,8 @@ fn pct(a: usize, b: usize) -> f64 {
 
 fn report(name: &str, t: &Tally) {
     eprintln!(
-        "{name}: simple {}/{} ({:.1}%), hard {}/{} ({:.1}%) convert; {} of {} outputs obey the \
+        "{name}: simple {}/{} ({:.1}%), hard {}/{} ({:.1}%) convert ({} without downgrades); \
+         {} of {} outputs obey the \
          dialect rules ({:.1}%); {} of {} sampled answers map back valid ({:.1}%), {} generated \
          answers invalid under the converted schema; downgrades {:?}",
         t.simple.1,
@@ -941,6 +959,7 @@ fn report(name: &str, t: &Tally) {
         t.hard.1,
         t.hard.0,
         pct(t.hard.1, t.hard.0),
+        t.hard_without_downgrades,
         t.outputs - t.rule_breaking,
         t.outputs,
         pct(t.outputs - t.rule_breaking, t.outputs),
