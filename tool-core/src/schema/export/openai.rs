@@ -175,8 +175,9 @@ fn prune_unused_defs(schema: &mut Value) {
 /// properties that do not themselves accept `null` in the canonical `schema`. Run it on a strict
 /// model's arguments before validation; a `null` where the canonical schema requires a value is
 /// left alone (and refused by validation). Inside `anyOf`/`oneOf`, the first alternative the
-/// object fits once its optional `null`s are gone is the one followed; `allOf` items are all
-/// followed.
+/// value fits once its optional `null`s are gone is the one followed; `allOf` items are all
+/// followed; names outside `properties` follow the one `patternProperties` schema, or the
+/// `additionalProperties` schema.
 pub fn strip_optional_nulls(schema: &Value, args: &mut Value) {
     strip_nulls_at(schema, schema, args, 0);
 }
