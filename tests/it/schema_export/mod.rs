@@ -405,3 +405,5 @@ fn gemini_decls(registry: &Registry) -> HashMap<String, Value> {
 
 mod canonical_openai;
 mod dialects;
+mod downgrades;
+mod real_world;

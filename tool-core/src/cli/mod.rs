@@ -257,7 +257,7 @@ impl Cli {
         match command {
             Command::List => list::run(registry()?),
             Command::Doctor => doctor::run(registry()?),
-            Command::Dump(args) => dump::run(registry()?, &args),
+            Command::Dump(args) => dump::run(registry().ok(), &args),
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),
             Command::Call(args) => call::run(registry()?, &self.resources, &args),
@@ -390,6 +390,7 @@ impl Command {
             #[cfg(feature = "mcp")]
             Command::Proxy(_) => false,
             Command::VerifyAudit(_) => false,
+            Command::Dump(args) => args.needs_registry(),
             _ => true,
         }
     }

@@ -21,6 +21,12 @@
 //! - [`Format::Gemini`]: `{"functionDeclarations": [...]}` in Gemini's OpenAPI 3.0 subset, see
 //!   [`gemini`].
 //! - [`Format::Mcp`]: the MCP `tools/list` result with annotations, see [`mcp`].
+//!
+//! Schemas declared elsewhere (a third-party MCP server's tools, hand-written function schemas)
+//! are converted with [`convert::convert`]: there, what strict OpenAI or Gemini cannot express
+//! gets a documented downgrade (a free-form value as JSON text, a map as a list of entries, ...),
+//! every downgrade is reported, and [`convert::Conversion::map_back`] turns the model's answer
+//! back into what the original schema expects. `dump --from FILE` is the command line for it.
 
 use serde_json::{json, Value};
 
@@ -30,11 +36,12 @@ use crate::schema::canonical::canonical_bytes;
 use common::without_schema_keyword;
 
 mod common;
+pub mod convert;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
 
-pub use common::{ExportError, ExportOptions, Format, UnknownFormat};
+pub use common::{Downgrade, DowngradeKind, ExportError, ExportOptions, Format, UnknownFormat};
 
 /// Export the registry in `format` as bytes: for [`Format::Canonical`] exactly
 /// [`Registry::canonical_dump`], otherwise [`canonical_bytes`] of

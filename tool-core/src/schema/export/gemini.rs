@@ -13,6 +13,9 @@
 //! - `const: "x"` becomes `"enum": ["x"]` (with `"type": "string"`);
 //! - `additionalProperties: false` / `true` (and `unevaluatedProperties: false`) are dropped: the
 //!   executor still refuses unknown arguments;
+//! - `required` stays only on objects and names only their properties: on any other node it says
+//!   nothing and is removed; a name without a property schema is written into the description
+//!   (`Constraints: required=[...]`; the executor still requires it);
 //! - kept keywords: `type`, `format` (only `enum` and `date-time` for strings, `float` and `double`
 //!   for numbers, `int32` and `int64` for integers), `title`, `description`, `nullable`, `enum`,
 //!   `properties`, `required`, `items`, `anyOf`, `minItems`, `maxItems`, `minProperties`,
@@ -28,14 +31,17 @@
 //! with several schemas, `not`, `if`/`then`/`else`, `patternProperties`, `dependentSchemas`,
 //! `prefixItems` (tuples), `unevaluatedItems`, `$dynamicRef`, and a schema that grows past
 //! [`MAX_INLINED_NODES`] schemas once inlined.
+//! For schemas declared elsewhere, [`super::convert`] downgrades most of these instead (and
+//! reports each one).
 
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    fold_combinators, merge_under, note_in_description, push_path, ref_path, resolve_local_ref,
-    ExportError, Format, DROPPED_META, UNSUPPORTED_STRUCTURE,
+    constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node, merge_under,
+    push_path, ref_path, resolve_local_ref, Downgrade, DowngradeKind, ExportError, Format,
+    Recorder, DROPPED_META, UNSUPPORTED_STRUCTURE,
 };
 use crate::decl::ToolDecl;
 
@@ -76,14 +82,31 @@ pub fn declaration(decl: &ToolDecl) -> Result<Value, ExportError> {
 
 /// The tool's input schema rewritten into Gemini's schema subset (see the module docs).
 pub fn parameters(decl: &ToolDecl) -> Result<Value, ExportError> {
+    gemini_parameters(&decl.name, &decl.input_schema, false).map(|(v, _)| v)
+}
+
+/// [`parameters`] of any input schema. With `downgrade`, the constructs Gemini cannot express
+/// get the documented downgrades (see [`super::convert`]) instead of being errors, and every
+/// downgrade is returned.
+pub(crate) fn gemini_parameters(
+    tool: &str,
+    schema: &Value,
+    downgrade: bool,
+) -> Result<(Value, Vec<Downgrade>), ExportError> {
     let mut g = Gemini {
-        root: &decl.input_schema,
-        tool: &decl.name,
+        root: schema,
+        tool,
         expanding: Vec::new(),
         nodes: 0,
+        rec: Recorder::new(downgrade),
     };
-    g.node(&decl.input_schema, "", true)
+    let mut out = g.node(schema, "", true)?;
+    let report = g.rec.finish(&mut out);
+    Ok((out, report))
 }
+
+/// Keywords Gemini cannot carry whose meaning a description can still say (downgrade mode).
+const NOTABLE: &[&str] = &["not", "if", "then", "else", "dependentSchemas"];
 
 struct Gemini<'a> {
     root: &'a Value,
@@ -91,6 +114,7 @@ struct Gemini<'a> {
     /// References being inlined right now: meeting one again is a cycle.
     expanding: Vec<String>,
     nodes: usize,
+    rec: Recorder,
 }
 
 impl Gemini<'_> {
@@ -103,12 +127,44 @@ impl Gemini<'_> {
         }
     }
 
+    /// The JSON-string downgrade of `schema` (downgrade mode, below the root), else the error.
+    fn as_json_string(
+        &self,
+        schema: &Value,
+        path: &str,
+        is_root: bool,
+        why: &str,
+    ) -> Result<Value, ExportError> {
+        if self.rec.enabled && !is_root {
+            Ok(self.rec.json_string(schema, path, why))
+        } else {
+            Err(self.err(path, why))
+        }
+    }
+
+    fn mark(&self, v: &mut Value, path: &str, kind: DowngradeKind, detail: &str) {
+        if let Value::Object(m) = v {
+            self.rec.record(m, path, kind, detail, None);
+        }
+    }
+
     fn node(&mut self, schema: &Value, path: &str, is_root: bool) -> Result<Value, ExportError> {
-        let Value::Object(src) = schema else {
-            return Err(self.err(
-                path,
-                "a boolean schema accepts anything or nothing; Gemini needs a typed schema",
-            ));
+        let src = match schema {
+            Value::Object(m) => m,
+            Value::Bool(true) => {
+                return self.as_json_string(
+                    &json!({}),
+                    path,
+                    is_root,
+                    "a `true` schema accepts any value; Gemini needs a type",
+                )
+            }
+            _ => {
+                return Err(self.err(
+                    path,
+                    "a boolean schema accepts anything or nothing; Gemini needs a typed schema",
+                ))
+            }
         };
         self.nodes += 1;
         if self.nodes > MAX_INLINED_NODES {
@@ -125,6 +181,17 @@ impl Gemini<'_> {
                 .ok_or_else(|| self.err(path, "`$ref` is not a string"))?
                 .to_owned();
             if self.expanding.contains(&r) {
+                if self.rec.enabled && !is_root {
+                    let target = resolve_local_ref(self.root, &r)
+                        .cloned()
+                        .unwrap_or_default();
+                    let shown = merge_under(&target, &m).unwrap_or(target);
+                    return Ok(self.rec.json_string(
+                        &shown,
+                        path,
+                        &format!("recursive reference `{r}` cannot be inlined"),
+                    ));
+                }
                 return Err(self.err(
                     path,
                     format!(
@@ -143,6 +210,13 @@ impl Gemini<'_> {
             return out;
         }
 
+        if self.rec.enabled {
+            if let Some(out) = self.downgraded(schema, &mut m, path, is_root)? {
+                return Ok(out);
+            }
+        }
+
+        let had_one_of = m.contains_key("oneOf");
         match fold_combinators(&mut m, path) {
             Ok(Some(merged)) => return self.node(&merged, path, is_root),
             Ok(None) => {}
@@ -150,8 +224,14 @@ impl Gemini<'_> {
         }
 
         let mut nullable = m.remove("nullable") == Some(Value::Bool(true));
+        let mut noted_alternatives = None;
+        if self.rec.enabled && m.get("anyOf").is_some_and(constraint_only) {
+            let key = if had_one_of { "oneOf" } else { "anyOf" };
+            noted_alternatives = m.remove("anyOf").map(|v| (key.to_owned(), v));
+        }
         if let Some(any) = m.remove("anyOf") {
-            let apath = push_path(path, "anyOf");
+            // Paths name the original keyword.
+            let apath = push_path(path, if had_one_of { "oneOf" } else { "anyOf" });
             let alts = any
                 .as_array()
                 .ok_or_else(|| self.err(&apath, "`anyOf` is not an array"))?;
@@ -189,9 +269,23 @@ impl Gemini<'_> {
             }
         }
 
+        let mut inferred = None;
+        if self.rec.enabled
+            && !["type", "anyOf", "enum", "const"]
+                .iter()
+                .any(|k| m.contains_key(*k))
+        {
+            if let Some(t) = implied_type(&m) {
+                m.insert("type".to_owned(), json!(t));
+                inferred = Some(t);
+            }
+        }
+
         let mut out = Map::new();
         let mut moved = BTreeMap::new();
         let mut format = None;
+        let mut enum_text: Option<(String, Vec<Value>, Vec<Value>)> = None;
+        moved.extend(noted_alternatives);
         for (k, v) in m {
             let kpath = push_path(path, &k);
             match k.as_str() {
@@ -230,6 +324,15 @@ impl Gemini<'_> {
                     }
                     _ => return Err(self.err(&kpath, "`type` is neither a string nor an array")),
                 },
+                "enum" | "const" if self.rec.enabled && enum_needs_text(&k, &v) => {
+                    let values = match v {
+                        Value::Array(a) if k == "enum" => a,
+                        other => vec![other],
+                    };
+                    let (texts, has_null) = enum_texts(&values);
+                    nullable |= has_null;
+                    enum_text = Some((kpath, texts, values));
+                }
                 "enum" => {
                     let values = v
                         .as_array()
@@ -283,6 +386,8 @@ impl Gemini<'_> {
                 "additionalProperties" | "unevaluatedProperties" => match v {
                     Value::Bool(false) => {}
                     Value::Bool(true) if k == "additionalProperties" => {}
+                    Value::Object(o)
+                        if o.is_empty() && k == "additionalProperties" && self.rec.enabled => {}
                     _ => {
                         return Err(self.err(
                             &kpath,
@@ -302,6 +407,9 @@ impl Gemini<'_> {
                     out.insert(k, v);
                 }
                 key if DROPPED_META.contains(&key) => {}
+                key if self.rec.enabled && NOTABLE.contains(&key) => {
+                    moved.insert(k, v);
+                }
                 key if UNSUPPORTED_STRUCTURE.contains(&key) => {
                     return Err(self.err(&kpath, format!("`{key}` cannot be expressed")));
                 }
@@ -311,6 +419,23 @@ impl Gemini<'_> {
             }
         }
 
+        if let Some((kpath, texts, values)) = enum_text {
+            out.insert("type".to_owned(), json!("string"));
+            out.insert("enum".to_owned(), Value::Array(texts));
+            out.remove("format");
+            for k in ["minimum", "maximum", "minLength", "maxLength", "pattern"] {
+                if let Some(v) = out.remove(k) {
+                    moved.insert(k.to_owned(), v);
+                }
+            }
+            self.rec.record(
+                &mut out,
+                &kpath,
+                DowngradeKind::EnumAsText,
+                "non-string enum values are sent as their JSON text",
+                Some(Value::Array(values)),
+            );
+        }
         if !out.contains_key("type") {
             if out.contains_key("enum") {
                 out.insert("type".to_owned(), json!("string"));
@@ -319,10 +444,12 @@ impl Gemini<'_> {
             } else if out.contains_key("items") {
                 out.insert("type".to_owned(), json!("array"));
             } else if !out.contains_key("anyOf") {
-                return Err(self.err(
+                return self.as_json_string(
+                    schema,
                     path,
+                    is_root,
                     "a schema without `type` accepts any value; Gemini needs a type",
-                ));
+                );
             }
         }
         let ty = out.get("type").and_then(Value::as_str).map(str::to_owned);
@@ -343,24 +470,294 @@ impl Gemini<'_> {
                     .and_then(Value::as_object)
                     .is_none_or(Map::is_empty);
                 if empty {
-                    return Err(self.err(
+                    return self.as_json_string(
+                        schema,
                         path,
+                        is_root,
                         "an object without properties cannot be expressed \
                          (Gemini rejects an empty OBJECT)",
-                    ));
+                    );
                 }
             }
             Some("array") if !out.contains_key("items") => {
-                return Err(self.err(path, "an array without `items` cannot be expressed"));
+                if !self.rec.enabled {
+                    return Err(self.err(path, "an array without `items` cannot be expressed"));
+                }
+                let items = self.rec.json_string(
+                    &json!({}),
+                    &push_path(path, "items"),
+                    "an array without `items`: each item is any JSON value",
+                );
+                out.insert("items".to_owned(), items);
             }
             _ => {}
         }
+        self.fix_required(&mut out, ty.as_deref(), &mut moved, path)?;
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }
-        note_in_description(&mut out, moved);
-        Ok(Value::Object(out))
+        self.rec.note(&mut out, path, moved);
+        let mut out = Value::Object(out);
+        if let Some(t) = inferred {
+            let detail = format!("untyped schema: only {t} values can be sent");
+            self.mark(&mut out, path, DowngradeKind::TypeInferred, &detail);
+        }
+        if had_one_of && self.rec.enabled {
+            self.mark(
+                &mut out,
+                path,
+                DowngradeKind::OneOfAsAnyOf,
+                "`oneOf` became `anyOf`",
+            );
+        }
+        Ok(out)
     }
+
+    /// `required` only on an object, naming only its properties. A name without a property
+    /// schema gets an untyped one (sent as JSON text) in downgrade mode, else it is noted in the
+    /// description (the executor still requires it).
+    fn fix_required(
+        &mut self,
+        out: &mut Map<String, Value>,
+        ty: Option<&str>,
+        moved: &mut BTreeMap<String, Value>,
+        path: &str,
+    ) -> Result<(), ExportError> {
+        let Some(required) = out.remove("required") else {
+            return Ok(());
+        };
+        if ty != Some("object") {
+            // `required` only applies to objects: on any other node it says nothing.
+            return Ok(());
+        }
+        let names: Vec<Value> = required.as_array().cloned().unwrap_or_default();
+        let mut kept = Vec::new();
+        let mut unknown = Vec::new();
+        for n in names {
+            let known = n
+                .as_str()
+                .is_some_and(|n| out.get("properties").and_then(|p| p.get(n)).is_some());
+            if known {
+                kept.push(n);
+            } else {
+                unknown.push(n);
+            }
+        }
+        if !unknown.is_empty() {
+            if self.rec.enabled {
+                for n in &unknown {
+                    let Some(name) = n.as_str() else { continue };
+                    let ppath = push_path(&push_path(path, "properties"), name);
+                    let node = self.rec.json_string(
+                        &json!({}),
+                        &ppath,
+                        "a required property without a schema: any JSON value",
+                    );
+                    if let Some(Value::Object(p)) = out.get_mut("properties") {
+                        p.insert(name.to_owned(), node);
+                    } else {
+                        let mut p = Map::new();
+                        p.insert(name.to_owned(), node);
+                        out.insert("properties".to_owned(), Value::Object(p));
+                    }
+                    kept.push(n.clone());
+                }
+            } else {
+                moved.insert("required".to_owned(), Value::Array(unknown));
+            }
+        }
+        if !kept.is_empty() {
+            out.insert("required".to_owned(), Value::Array(kept));
+        }
+        Ok(())
+    }
+
+    /// The downgrades of structure (downgrade mode): a several-item `allOf` merged, several
+    /// types split into `anyOf`, maps and `patternProperties` as entries, tuples as JSON text.
+    /// `None`: go on with the node as it is.
+    fn downgraded(
+        &mut self,
+        schema: &Value,
+        m: &mut Map<String, Value>,
+        path: &str,
+        is_root: bool,
+    ) -> Result<Option<Value>, ExportError> {
+        if m.get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.len() > 1)
+        {
+            return match merge_all_of_node(self.root, m) {
+                Ok(merged) => {
+                    let mut out = self.node(&Value::Object(merged), path, is_root)?;
+                    self.mark(
+                        &mut out,
+                        path,
+                        DowngradeKind::AllOfMerged,
+                        "`allOf` of several schemas merged into one",
+                    );
+                    Ok(Some(out))
+                }
+                Err(why) => self
+                    .as_json_string(schema, &push_path(path, "allOf"), is_root, &why)
+                    .map(Some),
+            };
+        }
+        for key in [
+            "$dynamicRef",
+            "$recursiveRef",
+            "prefixItems",
+            "unevaluatedItems",
+        ] {
+            if m.contains_key(key) {
+                let why = format!("`{key}` cannot be expressed");
+                return self.as_json_string(schema, path, is_root, &why).map(Some);
+            }
+        }
+        if m.get("unevaluatedProperties")
+            .is_some_and(|u| u != &Value::Bool(false))
+        {
+            return self
+                .as_json_string(
+                    schema,
+                    path,
+                    is_root,
+                    "`unevaluatedProperties` cannot be expressed",
+                )
+                .map(Some);
+        }
+        if let Some(Value::Array(types)) = m.get("type").cloned() {
+            let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+            if non_null.len() > 1 && !m.contains_key("anyOf") && !m.contains_key("oneOf") {
+                let mut outer = Map::new();
+                for k in ["description", "title"] {
+                    if let Some(v) = m.remove(k) {
+                        outer.insert(k.to_owned(), v);
+                    }
+                }
+                let mut alts: Vec<Value> = non_null
+                    .iter()
+                    .map(|t| {
+                        let mut alt = m.clone();
+                        alt.insert("type".to_owned(), (*t).clone());
+                        Value::Object(alt)
+                    })
+                    .collect();
+                if non_null.len() < types.len() {
+                    alts.push(json!({"type": "null"}));
+                }
+                outer.insert("anyOf".to_owned(), Value::Array(alts));
+                let mut out = self.node(&Value::Object(outer), path, is_root)?;
+                self.mark(
+                    &mut out,
+                    path,
+                    DowngradeKind::TypesSplit,
+                    "several types became an `anyOf` of one type each",
+                );
+                return Ok(Some(out));
+            }
+        }
+        let additional = m.get("additionalProperties");
+        let map_value = match additional {
+            Some(Value::Object(a)) if !a.is_empty() => Some(Value::Object(a.clone())),
+            _ => None,
+        };
+        if let Some(pattern_props) = m.get("patternProperties").cloned() {
+            let single = pattern_props.as_object().filter(|p| p.len() == 1);
+            let simple_rest = additional.is_none()
+                || matches!(additional, Some(Value::Bool(_)))
+                || additional == Some(&json!({}));
+            return match single {
+                Some(p) if !m.contains_key("properties") && simple_rest && !is_root => {
+                    let (pattern, value) = p
+                        .iter()
+                        .next()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .unwrap_or_default();
+                    let value_path = push_path(&push_path(path, "patternProperties"), &pattern);
+                    let value = self.node(&value, &value_path, false)?;
+                    Ok(Some(entries_node(
+                        &self.rec,
+                        schema,
+                        m,
+                        Some(&pattern),
+                        value,
+                        path,
+                        false,
+                    )))
+                }
+                _ => self
+                    .as_json_string(
+                        schema,
+                        &push_path(path, "patternProperties"),
+                        is_root,
+                        "`patternProperties` with several patterns or next to `properties` \
+                         cannot be expressed",
+                    )
+                    .map(Some),
+            };
+        }
+        if let Some(value) = map_value {
+            let value_path = push_path(path, "additionalProperties");
+            if is_root {
+                return Err(self.err(
+                    path,
+                    "a map at the root cannot be expressed: Gemini needs a root object with \
+                     properties",
+                ));
+            }
+            if m.contains_key("properties") {
+                return self
+                    .as_json_string(
+                        schema,
+                        &value_path,
+                        is_root,
+                        "an object with `properties` and an `additionalProperties` schema \
+                         cannot be expressed",
+                    )
+                    .map(Some);
+            }
+            let value = self.node(&value, &value_path, false)?;
+            return Ok(Some(entries_node(
+                &self.rec, schema, m, None, value, path, false,
+            )));
+        }
+        Ok(None)
+    }
+}
+
+/// Whether an `enum`/`const` holds a value other than a string or `null`.
+fn enum_needs_text(key: &str, v: &Value) -> bool {
+    match v {
+        Value::Array(a) if key == "enum" => a.iter().any(|x| !x.is_string() && !x.is_null()),
+        Value::String(_) | Value::Null => false,
+        _ => true,
+    }
+}
+
+/// The string enum standing for `values`: strings as they are, other values as their JSON text;
+/// when a text would collide with a string, every value as its JSON text. `true`: `null` was
+/// one of the values.
+pub(crate) fn enum_texts(values: &[Value]) -> (Vec<Value>, bool) {
+    let has_null = values.iter().any(Value::is_null);
+    let values: Vec<&Value> = values.iter().filter(|v| !v.is_null()).collect();
+    let raw: Vec<String> = values
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    let texts: Vec<String> = values
+        .iter()
+        .filter(|v| !v.is_string())
+        .map(|v| v.to_string())
+        .collect();
+    let collide = texts.iter().any(|t| raw.contains(t));
+    let out = values
+        .iter()
+        .map(|v| match v {
+            Value::String(s) if !collide => Value::String(s.clone()),
+            other => Value::String(other.to_string()),
+        })
+        .collect();
+    (out, has_null)
 }
 
 /// `{"type": "null"}`, possibly with annotations.

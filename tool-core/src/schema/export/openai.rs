@@ -12,9 +12,12 @@
 //!   Use [`strip_optional_nulls`] on the arguments the model sends back, so a `null` for an
 //!   omitted optional argument is read as "absent" before validation against the canonical schema;
 //! - `oneOf` becomes `anyOf`; a one-element `allOf` is merged into its schema;
-//! - `$defs` and local `$ref` are kept (strict mode supports them, recursion included), except a
-//!   `$ref` with sibling keywords, which is inlined one level so the siblings can stay; the
-//!   definitions no `$ref` reaches any more are dropped;
+//! - local `$ref`s are kept (strict mode supports them, recursion included) and all point into
+//!   the root `$defs`: a reference elsewhere (`#/definitions/A`, `#/properties/a`,
+//!   `#/$defs/A/properties/b`) is rewritten to a `$defs` entry holding its converted target
+//!   (`definitions/A` keeps the name `A`, other pointers join their tokens with `_`), so no `$ref`
+//!   dangles; a `$ref` with sibling keywords is inlined one level so the siblings can stay; the
+//!   definitions no `$ref` reaches are dropped;
 //! - kept keywords: `type`, `properties`, `required`, `additionalProperties`, `items`, `anyOf`,
 //!   `enum`, `const`, `$ref`, `$defs`, `definitions`, `description`, `title`, `pattern`, `format`
 //!   (only `date-time`, `time`, `date`, `duration`, `email`, `hostname`, `ipv4`, `ipv6`, `uuid`),
@@ -26,16 +29,18 @@
 //!   untyped schemas (`{}`, `true`), arrays without `items`, `allOf` with several schemas, `anyOf`
 //!   at the root, `not`, `if`/`then`/`else`, `patternProperties`, `dependentSchemas`,
 //!   `prefixItems` (tuples), `unevaluatedItems`, `unevaluatedProperties` other than `false`,
-//!   `$dynamicRef`, and a `required` name without a property schema.
+//!   `$dynamicRef`, and a `required` name without a property schema. For schemas declared
+//!   elsewhere, [`super::convert`] downgrades most of these instead (and reports each one).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    fold_combinators, merge_under, note_in_description, push_path, resolve_local_ref,
-    without_schema_keyword, ExportError, ExportOptions, Format, DROPPED_META,
-    UNSUPPORTED_STRUCTURE,
+    constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node, merge_under,
+    push_path, ref_path, resolve_local_ref, without_schema_keyword, Downgrade, DowngradeKind,
+    ExportError, ExportOptions, Format, Recorder, DROPPED_META, UNSUPPORTED_STRUCTURE,
 };
 use crate::decl::ToolDecl;
 
@@ -87,13 +92,34 @@ pub fn tool(decl: &ToolDecl, opts: ExportOptions) -> Result<Value, ExportError> 
 
 /// The tool's input schema rewritten for OpenAI strict mode (see the module docs).
 pub fn strict_schema(decl: &ToolDecl) -> Result<Value, ExportError> {
-    let mut out = Strict {
-        root: &decl.input_schema,
-        tool: &decl.name,
+    strict_parameters(&decl.name, &decl.input_schema, false).map(|(v, _)| v)
+}
+
+/// [`strict_schema`] of any input schema. With `downgrade`, the constructs strict mode cannot
+/// express get the documented downgrades (see [`super::convert`]) instead of being errors, and
+/// every downgrade is returned.
+pub(crate) fn strict_parameters(
+    tool: &str,
+    schema: &Value,
+    downgrade: bool,
+) -> Result<(Value, Vec<Downgrade>), ExportError> {
+    let walk = Strict {
+        root: schema,
+        tool,
+        rec: Recorder::new(downgrade),
+        defs: RefCell::new(Map::new()),
+        def_names: RefCell::new(BTreeMap::new()),
+    };
+    let mut out = walk.node(schema, "", true, 0)?;
+    let defs = walk.defs.take();
+    if !defs.is_empty() {
+        if let Value::Object(m) = &mut out {
+            m.insert("$defs".to_owned(), Value::Object(defs));
+        }
     }
-    .node(&decl.input_schema, "", true, 0)?;
     prune_unused_defs(&mut out);
-    Ok(out)
+    let report = walk.rec.finish(&mut out);
+    Ok((out, report))
 }
 
 /// Drop the `$defs` entries no `$ref` reaches any more (a `$ref` with siblings was inlined),
@@ -148,7 +174,10 @@ fn prune_unused_defs(schema: &mut Value) {
 /// Remove, recursively, the `null` values strict mode makes the model send for optional
 /// properties that do not themselves accept `null` in the canonical `schema`. Run it on a strict
 /// model's arguments before validation; a `null` where the canonical schema requires a value is
-/// left alone (and refused by validation).
+/// left alone (and refused by validation). Inside `anyOf`/`oneOf`, the first alternative the
+/// value fits once its optional `null`s are gone is the one followed; `allOf` items are all
+/// followed; names outside `properties` follow the one `patternProperties` schema, or the
+/// `additionalProperties` schema.
 pub fn strip_optional_nulls(schema: &Value, args: &mut Value) {
     strip_nulls_at(schema, schema, args, 0);
 }
@@ -166,36 +195,140 @@ fn strip_nulls_at(root: &Value, schema: &Value, args: &mut Value, depth: usize) 
     };
     match args {
         Value::Object(obj) => {
-            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-                return;
+            let props = schema.get("properties").and_then(Value::as_object);
+            if let Some(props) = props {
+                let required = required_names(schema);
+                obj.retain(|k, v| {
+                    !(v.is_null()
+                        && !required.contains(k.as_str())
+                        && props.get(k).is_some_and(|p| !accepts_null_deep(root, p, 0)))
+                });
+            }
+            // The other names' schema: the one `patternProperties` pattern (without a regex
+            // engine the match is not checked; validation does), else `additionalProperties`.
+            let patterns = schema.get("patternProperties").and_then(Value::as_object);
+            let rest = match patterns {
+                Some(p) if p.len() == 1 => p.values().next(),
+                Some(_) => None,
+                None => schema.get("additionalProperties").filter(|a| a.is_object()),
             };
-            let required: BTreeSet<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            obj.retain(|k, v| {
-                !(v.is_null()
-                    && !required.contains(k.as_str())
-                    && props.get(k).is_some_and(|p| !accepts_null_deep(root, p, 0)))
-            });
             for (k, v) in obj.iter_mut() {
-                if let Some(p) = props.get(k) {
+                if let Some(p) = props.and_then(|p| p.get(k)).or(rest) {
                     strip_nulls_at(root, p, v, depth + 1);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
-                for v in items {
+                for v in items.iter_mut() {
                     strip_nulls_at(root, item_schema, v, depth + 1);
                 }
             }
         }
-        _ => {}
+        _ => return,
+    }
+    for item in schema
+        .get("allOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        strip_nulls_at(root, item, args, depth + 1);
+    }
+    for key in ["anyOf", "oneOf"] {
+        let Some(alts) = schema.get(key).and_then(Value::as_array) else {
+            continue;
+        };
+        for alt in alts {
+            let mut candidate = args.clone();
+            strip_nulls_at(root, alt, &mut candidate, depth + 1);
+            if value_fits(root, alt, &candidate, depth + 1) {
+                *args = candidate;
+                break;
+            }
+        }
     }
 }
 
+fn required_names(schema: &Value) -> BTreeSet<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Whether an object or array plausibly belongs to an alternative (see [`object_fits`]; an array
+/// fits an alternative that allows arrays).
+fn value_fits(root: &Value, alt: &Value, value: &Value, depth: usize) -> bool {
+    if !value.is_array() {
+        return object_fits(root, alt, value, depth);
+    }
+    let alt = match alt.get("$ref").and_then(Value::as_str) {
+        Some(r) => match resolve_local_ref(root, r) {
+            Some(s) => s,
+            None => return false,
+        },
+        None => alt,
+    };
+    match alt {
+        Value::Object(m) => match m.get("type") {
+            Some(_) => type_includes(m, "array"),
+            None => !m.contains_key("properties"),
+        },
+        other => other == &Value::Bool(true),
+    }
+}
+
+/// Whether an object plausibly belongs to an alternative: its required names are present, no
+/// name a closed alternative forbids is there, and its `const`/`enum` properties (the
+/// discriminators) hold allowed values.
+fn object_fits(root: &Value, alt: &Value, value: &Value, depth: usize) -> bool {
+    if depth > MAX_INLINE_DEPTH {
+        return false;
+    }
+    let alt = match alt.get("$ref").and_then(Value::as_str) {
+        Some(r) => match resolve_local_ref(root, r) {
+            Some(s) => s,
+            None => return false,
+        },
+        None => alt,
+    };
+    let Value::Object(obj) = value else {
+        return false;
+    };
+    let Value::Object(m) = alt else {
+        return alt == &Value::Bool(true);
+    };
+    if m.get("type").is_some_and(|_| !type_includes(m, "object")) {
+        return false;
+    }
+    if required_names(alt).iter().any(|n| !obj.contains_key(*n)) {
+        return false;
+    }
+    let props = m.get("properties").and_then(Value::as_object);
+    if m.get("additionalProperties") == Some(&Value::Bool(false))
+        && obj
+            .keys()
+            .any(|k| !props.is_some_and(|p| p.contains_key(k)))
+    {
+        return false;
+    }
+    for (k, v) in obj {
+        let Some(p) = props.and_then(|p| p.get(k)) else {
+            continue;
+        };
+        if p.get("const").is_some_and(|c| c != v) {
+            return false;
+        }
+        if let Some(e) = p.get("enum").and_then(Value::as_array) {
+            if !e.contains(v) {
+                return false;
+            }
+        }
+    }
+    true
+}
 /// `true` when the schema (following local refs) lets `null` through at its top level.
 fn accepts_null_deep(root: &Value, schema: &Value, depth: usize) -> bool {
     if depth > MAX_INLINE_DEPTH {
@@ -227,7 +360,15 @@ fn accepts_null_deep(root: &Value, schema: &Value, depth: usize) -> bool {
 struct Strict<'a> {
     root: &'a Value,
     tool: &'a str,
+    rec: Recorder,
+    /// The converted targets of the `$ref`s met so far, by `$defs` name.
+    defs: RefCell<Map<String, Value>>,
+    /// The `$defs` name of each reference met so far (`#/definitions/A` → `A`).
+    def_names: RefCell<BTreeMap<String, String>>,
 }
+
+/// Keywords strict mode cannot carry whose meaning a description can still say (downgrade mode).
+const NOTABLE: &[&str] = &["not", "if", "then", "else", "dependentSchemas"];
 
 impl Strict<'_> {
     fn err(&self, path: &str, reason: impl Into<String>) -> ExportError {
@@ -239,6 +380,75 @@ impl Strict<'_> {
         }
     }
 
+    /// The JSON-string downgrade of `schema` (downgrade mode, below the root), else the error.
+    fn as_json_string(
+        &self,
+        schema: &Value,
+        path: &str,
+        is_root: bool,
+        why: &str,
+    ) -> Result<Value, ExportError> {
+        if self.rec.enabled && !is_root {
+            Ok(self.rec.json_string(schema, path, why))
+        } else {
+            Err(self.err(path, why))
+        }
+    }
+
+    fn mark(&self, v: &mut Value, path: &str, kind: DowngradeKind, detail: &str) {
+        if let Value::Object(m) = v {
+            self.rec.record(m, path, kind, detail, None);
+        }
+    }
+
+    /// `{"$ref": "#/$defs/NAME"}` for a reference, its target converted into `$defs` (once).
+    fn reference(
+        &self,
+        r: &str,
+        target: &Value,
+        path: &str,
+        depth: usize,
+    ) -> Result<Value, ExportError> {
+        if r == "#" {
+            return Ok(json!({"$ref": "#"}));
+        }
+        let known = self.def_names.borrow().get(r).cloned();
+        let name = match known {
+            Some(name) => name,
+            None => {
+                let pointer = r.strip_prefix("#/").unwrap_or(r);
+                let tokens: Vec<String> = pointer
+                    .split('/')
+                    .map(|t| t.replace("~1", "/").replace("~0", "~"))
+                    .collect();
+                let base = match tokens.as_slice() {
+                    [top, name] if top == "$defs" || top == "definitions" => name.clone(),
+                    _ => tokens.join("_").replace('$', ""),
+                };
+                let taken: BTreeSet<String> = self.def_names.borrow().values().cloned().collect();
+                let mut name = base.clone();
+                let mut n = 2;
+                while taken.contains(&name) {
+                    name = format!("{base}_{n}");
+                    n += 1;
+                }
+                self.def_names
+                    .borrow_mut()
+                    .insert(r.to_owned(), name.clone());
+                let converted = self.node(target, &ref_path(r), false, depth + 1)?;
+                self.defs.borrow_mut().insert(name.clone(), converted);
+                name
+            }
+        };
+        let new_ref = format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"));
+        let mut out = json!({ "$ref": new_ref });
+        if new_ref != r {
+            let detail = format!("`$ref` `{r}` now points at `{new_ref}`");
+            self.mark(&mut out, path, DowngradeKind::RefMoved, &detail);
+        }
+        Ok(out)
+    }
+
     fn node(
         &self,
         schema: &Value,
@@ -246,11 +456,22 @@ impl Strict<'_> {
         is_root: bool,
         depth: usize,
     ) -> Result<Value, ExportError> {
-        let Value::Object(src) = schema else {
-            return Err(self.err(
-                path,
-                "a boolean schema accepts anything or nothing; a typed schema is needed",
-            ));
+        let src = match schema {
+            Value::Object(m) => m,
+            Value::Bool(true) => {
+                return self.as_json_string(
+                    &json!({}),
+                    path,
+                    is_root,
+                    "a `true` schema accepts any value; strict mode needs a type",
+                )
+            }
+            _ => {
+                return Err(self.err(
+                    path,
+                    "a boolean schema accepts anything or nothing; a typed schema is needed",
+                ))
+            }
         };
         if depth > MAX_INLINE_DEPTH {
             return Err(self.err(path, "`$ref`/`allOf` chain too deep to inline"));
@@ -264,7 +485,7 @@ impl Strict<'_> {
             let target = resolve_local_ref(self.root, r)
                 .ok_or_else(|| self.err(path, format!("`$ref` `{r}` does not resolve")))?;
             if m.len() == 1 {
-                return Ok(Value::Object(m));
+                return self.reference(r, target, path, depth);
             }
             // Strict mode rejects keywords next to `$ref`: inline the target one level.
             m.remove("$ref");
@@ -273,10 +494,29 @@ impl Strict<'_> {
             return self.node(&merged, path, is_root, depth + 1);
         }
 
+        if self.rec.enabled {
+            if let Some(out) = self.downgraded(schema, &mut m, path, is_root, depth)? {
+                return Ok(out);
+            }
+        }
+
+        let had_one_of = m.contains_key("oneOf");
         match fold_combinators(&mut m, path) {
             Ok(Some(merged)) => return self.node(&merged, path, is_root, depth + 1),
             Ok(None) => {}
             Err((at, reason)) => return Err(self.err(&at, reason)),
+        }
+
+        let mut inferred = None;
+        if self.rec.enabled
+            && !["type", "anyOf", "enum", "const"]
+                .iter()
+                .any(|k| m.contains_key(*k))
+        {
+            if let Some(t) = implied_type(&m) {
+                m.insert("type".to_owned(), json!(t));
+                inferred = Some(t);
+            }
         }
 
         let props = m.remove("properties");
@@ -292,7 +532,17 @@ impl Strict<'_> {
                 "type" | "enum" | "const" | "description" | "title" => {
                     out.insert(k, v);
                 }
+                "anyOf" if self.rec.enabled && constraint_only(&v) => {
+                    let key = if had_one_of { "oneOf" } else { "anyOf" };
+                    moved.insert(key.to_owned(), v);
+                }
                 "anyOf" => {
+                    // Paths name the original keyword.
+                    let kpath = if had_one_of {
+                        push_path(path, "oneOf")
+                    } else {
+                        kpath
+                    };
                     if is_root {
                         return Err(self.err(&kpath, "the root schema cannot be an `anyOf`"));
                     }
@@ -313,19 +563,8 @@ impl Strict<'_> {
                 "items" => {
                     out.insert(k, self.node(&v, &kpath, false, depth)?);
                 }
-                "$defs" | "definitions" => {
-                    let defs = v
-                        .as_object()
-                        .ok_or_else(|| self.err(&kpath, "definitions are not an object"))?;
-                    let mut new_defs = Map::new();
-                    for (name, def) in defs {
-                        new_defs.insert(
-                            name.clone(),
-                            self.node(def, &push_path(&kpath, name), false, depth)?,
-                        );
-                    }
-                    out.insert(k, Value::Object(new_defs));
-                }
+                // Converted when a `$ref` reaches them (see `reference`).
+                "$defs" | "definitions" => {}
                 "format" if v.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) => {
                     out.insert(k, v);
                 }
@@ -337,6 +576,9 @@ impl Strict<'_> {
                     out.insert(k, v);
                 }
                 key if DROPPED_META.contains(&key) => {}
+                key if self.rec.enabled && NOTABLE.contains(&key) => {
+                    moved.insert(k, v);
+                }
                 key if UNSUPPORTED_STRUCTURE.contains(&key) => {
                     return Err(self.err(&kpath, format!("`{key}` cannot be expressed")));
                 }
@@ -347,25 +589,205 @@ impl Strict<'_> {
         }
 
         if is_object {
-            self.object(&mut out, props, required, additional, path, is_root, depth)?;
+            let open = additional.is_none()
+                || additional == Some(Value::Bool(true))
+                || (self.rec.enabled && additional == Some(json!({})));
+            if props.is_none() && open && !is_root {
+                return self.as_json_string(
+                    schema,
+                    path,
+                    is_root,
+                    "a free-form object (no `properties`) cannot be expressed: \
+                     every object must list its properties",
+                );
+            }
+            self.object(&mut out, props, required, additional, path, depth)?;
         } else if let Some(r) = required {
             moved.insert("required".to_owned(), r);
         }
 
         if type_includes(&out, "array") && !out.contains_key("items") {
-            return Err(self.err(path, "an array without `items` cannot be expressed"));
+            if !self.rec.enabled {
+                return Err(self.err(path, "an array without `items` cannot be expressed"));
+            }
+            let items = self.rec.json_string(
+                &json!({}),
+                &push_path(path, "items"),
+                "an array without `items`: each item is any JSON value",
+            );
+            out.insert("items".to_owned(), items);
         }
         if !["type", "anyOf", "enum", "const"]
             .iter()
             .any(|k| out.contains_key(*k))
         {
+            return self.as_json_string(
+                schema,
+                path,
+                is_root,
+                "a schema without `type` accepts any value; strict mode needs a type",
+            );
+        }
+        self.rec.note(&mut out, path, moved);
+        let mut out = Value::Object(out);
+        if let Some(t) = inferred {
+            let detail = format!("untyped schema: only {t} values can be sent");
+            self.mark(&mut out, path, DowngradeKind::TypeInferred, &detail);
+        }
+        if had_one_of && self.rec.enabled {
+            self.mark(
+                &mut out,
+                path,
+                DowngradeKind::OneOfAsAnyOf,
+                "`oneOf` became `anyOf`",
+            );
+        }
+        Ok(out)
+    }
+
+    /// The downgrades of structure (downgrade mode): a several-item `allOf` merged; maps,
+    /// `patternProperties` and tuples in another shape. `None`: go on with the node as it is.
+    fn downgraded(
+        &self,
+        schema: &Value,
+        m: &mut Map<String, Value>,
+        path: &str,
+        is_root: bool,
+        depth: usize,
+    ) -> Result<Option<Value>, ExportError> {
+        if m.get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|a| a.len() > 1)
+        {
+            return match merge_all_of_node(self.root, m) {
+                Ok(merged) => {
+                    let mut out = self.node(&Value::Object(merged), path, is_root, depth + 1)?;
+                    self.mark(
+                        &mut out,
+                        path,
+                        DowngradeKind::AllOfMerged,
+                        "`allOf` of several schemas merged into one",
+                    );
+                    Ok(Some(out))
+                }
+                Err(why) => self
+                    .as_json_string(schema, &push_path(path, "allOf"), is_root, &why)
+                    .map(Some),
+            };
+        }
+        for key in [
+            "$dynamicRef",
+            "$recursiveRef",
+            "prefixItems",
+            "unevaluatedItems",
+        ] {
+            if m.contains_key(key) {
+                let why = format!("`{key}` cannot be expressed");
+                return self.as_json_string(schema, path, is_root, &why).map(Some);
+            }
+        }
+        if m.get("unevaluatedProperties")
+            .is_some_and(|u| u != &Value::Bool(false))
+        {
+            return self
+                .as_json_string(
+                    schema,
+                    path,
+                    is_root,
+                    "`unevaluatedProperties` cannot be expressed",
+                )
+                .map(Some);
+        }
+        let additional = m.get("additionalProperties");
+        let map_value = match additional {
+            Some(Value::Object(a)) if !a.is_empty() => Some(Value::Object(a.clone())),
+            _ => None,
+        };
+        if let Some(pattern_props) = m.get("patternProperties").cloned() {
+            let single = pattern_props.as_object().filter(|p| p.len() == 1);
+            let closed_or_open = additional.is_none()
+                || matches!(additional, Some(Value::Bool(_)))
+                || additional == Some(&json!({}));
+            return match single {
+                Some(p) if !m.contains_key("properties") && closed_or_open => {
+                    let (pattern, value) = p
+                        .iter()
+                        .next()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .unwrap_or_default();
+                    let value_path = push_path(&push_path(path, "patternProperties"), &pattern);
+                    self.entries(
+                        schema,
+                        m,
+                        Some(&pattern),
+                        &value,
+                        &value_path,
+                        path,
+                        is_root,
+                        depth,
+                    )
+                    .map(Some)
+                }
+                _ => self
+                    .as_json_string(
+                        schema,
+                        &push_path(path, "patternProperties"),
+                        is_root,
+                        "`patternProperties` with several patterns or next to `properties` \
+                         cannot be expressed",
+                    )
+                    .map(Some),
+            };
+        }
+        if let Some(value) = map_value {
+            let value_path = push_path(path, "additionalProperties");
+            return if m.contains_key("properties") {
+                self.as_json_string(
+                    schema,
+                    &value_path,
+                    is_root,
+                    "an object with `properties` and an `additionalProperties` schema cannot \
+                     be expressed",
+                )
+                .map(Some)
+            } else {
+                self.entries(schema, m, None, &value, &value_path, path, is_root, depth)
+                    .map(Some)
+            };
+        }
+        Ok(None)
+    }
+
+    /// A map as an array of `{"key", "value"}` entries.
+    #[allow(clippy::too_many_arguments)]
+    fn entries(
+        &self,
+        schema: &Value,
+        m: &Map<String, Value>,
+        key_pattern: Option<&str>,
+        value: &Value,
+        value_path: &str,
+        path: &str,
+        is_root: bool,
+        depth: usize,
+    ) -> Result<Value, ExportError> {
+        if is_root {
             return Err(self.err(
                 path,
-                "a schema without `type` accepts any value; strict mode needs a type",
+                "a map at the root cannot be expressed: strict mode needs a root object \
+                 with properties",
             ));
         }
-        note_in_description(&mut out, moved);
-        Ok(Value::Object(out))
+        let value = self.node(value, value_path, false, depth)?;
+        Ok(entries_node(
+            &self.rec,
+            schema,
+            m,
+            key_pattern,
+            value,
+            path,
+            true,
+        ))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -376,18 +798,17 @@ impl Strict<'_> {
         required: Option<Value>,
         additional: Option<Value>,
         path: &str,
-        is_root: bool,
         depth: usize,
     ) -> Result<(), ExportError> {
         match &additional {
-            Some(Value::Object(_)) => {
+            Some(Value::Object(a)) if !(self.rec.enabled && a.is_empty()) => {
                 return Err(self.err(
                     &push_path(path, "additionalProperties"),
                     "a map (`additionalProperties` with a schema) cannot be expressed: \
                      every object must have `additionalProperties: false`",
                 ))
             }
-            Some(Value::Bool(_)) | None => {}
+            Some(Value::Bool(_)) | Some(Value::Object(_)) | None => {}
             Some(_) => {
                 return Err(self.err(
                     &push_path(path, "additionalProperties"),
@@ -396,14 +817,7 @@ impl Strict<'_> {
             }
         }
         let open = additional != Some(Value::Bool(false));
-        if props.is_none() && open && !is_root {
-            return Err(self.err(
-                path,
-                "a free-form object (no `properties`) cannot be expressed: \
-                 every object must list its properties",
-            ));
-        }
-        let props = match props {
+        let mut props = match props {
             Some(Value::Object(p)) => p,
             Some(_) => {
                 return Err(self.err(
@@ -430,11 +844,31 @@ impl Strict<'_> {
             }
             None => BTreeSet::new(),
         };
-        if let Some(missing) = required.iter().find(|n| !props.contains_key(*n)) {
-            return Err(self.err(
-                &push_path(path, "required"),
-                format!("required property `{missing}` has no schema in `properties`"),
-            ));
+        let missing: Vec<String> = required
+            .iter()
+            .filter(|n| !props.contains_key(*n))
+            .cloned()
+            .collect();
+        for missing in missing {
+            if !(self.rec.enabled && open) {
+                return Err(self.err(
+                    &push_path(path, "required"),
+                    format!("required property `{missing}` has no schema in `properties`"),
+                ));
+            }
+            // Any value is allowed for it: an untyped property, sent as JSON text.
+            props.insert(missing, json!({}));
+        }
+        let explicitly_open =
+            additional == Some(Value::Bool(true)) || additional == Some(json!({}));
+        if self.rec.enabled && explicitly_open {
+            self.rec.record(
+                out,
+                path,
+                DowngradeKind::Closed,
+                "extra properties cannot be sent: every object is closed in strict mode",
+                None,
+            );
         }
         let props_path = push_path(path, "properties");
         let mut new_props = Map::new();
