@@ -328,7 +328,11 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
 
     // The transport checks `Mcp-Param-*` headers against the schema found here (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().ok()?.into_iter().find(|t| t.name == name)
+        self.backend
+            .list_tools()
+            .into_iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|t| serde_json::from_value(t).ok())
     }
 
     async fn discover(
