@@ -16,6 +16,7 @@ mod context;
 mod executor;
 mod mcp_2026;
 mod mcp_proxy;
+mod mcp_resources;
 mod path_guard;
 mod pin;
 mod regression_checklist;

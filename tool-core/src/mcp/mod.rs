@@ -20,13 +20,18 @@
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+mod catalog;
+pub mod completion;
 pub mod content;
 mod elicitation;
 mod executor_backend;
+pub mod headers;
 mod http_guard;
 mod input_required;
 pub mod logging;
+pub mod prompts;
 pub mod proxy;
+pub mod resources;
 mod server;
 mod stdio_guard;
 
@@ -35,3 +40,4 @@ pub use backend::{
 };
 pub use executor_backend::ExecutorBackend;
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
+pub use server::{serve_http_server, serve_http_server_on, serve_stdio_server};

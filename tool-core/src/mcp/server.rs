@@ -4,9 +4,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    Implementation, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool, ToolsCapability,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -19,12 +22,16 @@ use tokio_util::sync::CancellationToken;
 use futures::future::BoxFuture;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
+use super::catalog::Catalog;
 use super::elicitation::{approval_params, interpret_answer};
+use super::headers::check_header_annotations;
 use super::http_guard::{check_body, MAX_BODY_BYTES};
 use super::input_required::{
     approval_answer, approval_question, supports_form_elicitation, AnsweredApprover,
     ApprovalStates, AskingApprover,
 };
+use super::prompts::Prompts;
+use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
 
 use super::content::call_result;
@@ -46,6 +53,9 @@ pub enum ServeError {
     /// The service task ended abnormally.
     #[error("mcp service task failed: {0}")]
     Task(String),
+    /// What is served is not valid (a tool's `x-mcp-header` declarations); nothing was served.
+    #[error("mcp server not started: {0}")]
+    Invalid(String),
 }
 
 /// An MCP server over a backend. Cheap to clone: one per HTTP session (2025-11-25) or per
@@ -58,6 +68,10 @@ pub struct McpServer<B> {
     states: Option<Arc<ApprovalStates>>,
     /// The level this connection asked for with `logging/setLevel`.
     log_level: ConnectionLogLevel,
+    /// Resources and prompts, shared by every connection.
+    catalog: Arc<Catalog>,
+    /// This connection's resource subscriptions (2025-11-25).
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -66,6 +80,8 @@ impl<B> Clone for McpServer<B> {
             backend: Arc::clone(&self.backend),
             states: self.states.clone(),
             log_level: self.log_level.clone(),
+            catalog: Arc::clone(&self.catalog),
+            subscriptions: Arc::clone(&self.subscriptions),
         }
     }
 }
@@ -95,7 +111,34 @@ impl<B: McpBackend> McpServer<B> {
             backend,
             states,
             log_level: ConnectionLogLevel::default(),
+            catalog: Arc::default(),
+            subscriptions: Arc::default(),
         }
+    }
+
+    /// Also offer these resources (`resources/list`, `resources/read`, templates, subscriptions).
+    pub fn with_resources(mut self, resources: Resources) -> Self {
+        Arc::make_mut(&mut self.catalog).resources = Some(resources);
+        self
+    }
+
+    /// Also offer these prompts (`prompts/list`, `prompts/get`).
+    pub fn with_prompts(mut self, prompts: Prompts) -> Self {
+        Arc::make_mut(&mut self.catalog).prompts = Some(prompts);
+        self
+    }
+
+    /// Check what is served before serving it: every tool's `x-mcp-header` declarations.
+    pub fn check(&self) -> Result<(), ServeError> {
+        for tool in self.backend.list_tools() {
+            if let Some(schema) = tool.get("inputSchema") {
+                check_header_annotations(schema).map_err(|e| {
+                    let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
+                    ServeError::Invalid(format!("tool `{name}`: {e}"))
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The server for a new client connection: the backend's per-connection copy, or this one,
@@ -106,11 +149,15 @@ impl<B: McpBackend> McpServer<B> {
                 backend: Arc::new(backend),
                 states: self.states.clone(),
                 log_level: ConnectionLogLevel::default(),
+                catalog: Arc::clone(&self.catalog),
+                subscriptions: Arc::default(),
             },
             None => McpServer {
                 backend: Arc::clone(&self.backend),
                 states: self.states.clone(),
                 log_level: ConnectionLogLevel::default(),
+                catalog: Arc::clone(&self.catalog),
+                subscriptions: Arc::default(),
             },
         }
     }
@@ -250,6 +297,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         tools.list_changed = Some(false);
         caps.tools = Some(tools);
         caps.logging = Some(Default::default());
+        self.catalog.declare(&mut caps, true);
         let info = self.backend.server_info();
         ServerConfig::new(caps).with_server_info(Implementation::new(info.name, info.version))
     }
@@ -276,6 +324,101 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
             result.cache_scope = Some(CacheScope::Private);
         }
         Ok(result)
+    }
+
+    // The transport checks `Mcp-Param-*` headers against the schema found here (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.backend
+            .list_tools()
+            .into_iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            .and_then(|t| serde_json::from_value(t).ok())
+    }
+
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        // Stateless clients get no `resources/subscribe` (they would use `subscriptions/listen`).
+        self.catalog.declare(&mut info.capabilities, false);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.catalog.list_resources(is_stateless(&context))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.catalog.list_templates(is_stateless(&context))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let catalog = Arc::clone(&self.catalog);
+        let stateless = is_stateless(&context);
+        // Workspace reads touch the file system: off the async workers.
+        tokio::task::spawn_blocking(move || catalog.read(&request, stateless))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("resource read failed: {e}"), None))?
+            .map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.catalog
+            .subscribe(&self.subscriptions, &request.uri, context.peer.clone())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.catalog.unsubscribe(&self.subscriptions, &request.uri)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.catalog.list_prompts(is_stateless(&context))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.catalog.get_prompt(&request).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.catalog.complete(&request)
     }
 
     async fn call_tool(
@@ -405,8 +548,14 @@ impl Approver for ElicitationApprover {
 /// is checked first: malformed JSON, duplicate keys and non-object `arguments` are answered with
 /// their JSON-RPC errors and never reach the server.
 pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
+    serve_stdio_server(McpServer::new(backend)).await
+}
+
+/// [`serve_stdio`] for a configured server (resources, prompts).
+pub async fn serve_stdio_server<B: McpBackend>(server: McpServer<B>) -> Result<(), ServeError> {
+    server.check()?;
     let (input, output) = rmcp::transport::stdio();
-    let service = McpServer::new(backend)
+    let service = server
         .serve(guarded(input, output))
         .await
         .map_err(|e| ServeError::Handshake(e.to_string()))?;
@@ -423,8 +572,17 @@ pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
 /// not a loopback origin, are refused (DNS rebinding protection). Clients of revision 2026-07-28
 /// are served statelessly; older clients get a session from `initialize` on.
 pub async fn serve_http<B: McpBackend>(backend: B, addr: SocketAddr) -> Result<(), ServeError> {
+    serve_http_server(McpServer::new(backend), addr).await
+}
+
+/// [`serve_http`] for a configured server (resources, prompts).
+pub async fn serve_http_server<B: McpBackend>(
+    server: McpServer<B>,
+    addr: SocketAddr,
+) -> Result<(), ServeError> {
+    server.check()?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
-    serve_http_on(listener, backend, CancellationToken::new()).await
+    serve_http_server_on(listener, server, CancellationToken::new()).await
 }
 
 /// The origins a browser page may send requests from: pages served from this machine.
@@ -443,7 +601,16 @@ pub async fn serve_http_on<B: McpBackend>(
     backend: B,
     shutdown: CancellationToken,
 ) -> Result<(), ServeError> {
-    let server = McpServer::new(backend);
+    serve_http_server_on(listener, McpServer::new(backend), shutdown).await
+}
+
+/// [`serve_http_on`] for a configured server (resources, prompts).
+pub async fn serve_http_server_on<B: McpBackend>(
+    listener: tokio::net::TcpListener,
+    server: McpServer<B>,
+    shutdown: CancellationToken,
+) -> Result<(), ServeError> {
+    server.check()?;
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
         .with_allowed_origins(LOOPBACK_ORIGINS)

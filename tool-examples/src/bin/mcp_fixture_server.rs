@@ -2,10 +2,17 @@
 //! (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`, the content tools
 //! `test_image_content`, `test_audio_content`, `test_embedded_resource`,
 //! `test_multiple_content_types`, the logging tools `test_tool_with_logging` and
-//! `test_logging_tool`, `json_schema_2020_12_tool`, and the `mutation` tools the input-required
-//! scenarios ask to approve) and a few tools that exercise annotations, output schemas, path
-//! arguments and approval for the Python client test. All are `#[tool]`s served through the
-//! executor, like any application's tools.
+//! `test_logging_tool`, `json_schema_2020_12_tool`, `test_custom_header` with its
+//! `x-mcp-header` parameter, and the `mutation` tools the input-required scenarios ask to
+//! approve) and a few tools that exercise annotations, output schemas, path arguments and
+//! approval for the Python client test. All are `#[tool]`s served through the executor, like
+//! any application's tools.
+//!
+//! Besides tools it offers the suite's resources (`test://static-text`, `test://static-binary`,
+//! `test://watched-resource`, the template `test://template/{id}/data`), the workspace's files
+//! as `file://` resources, and the suite's prompts (`test_simple_prompt`,
+//! `test_prompt_with_arguments` with completion of `arg1`, `test_prompt_with_embedded_resource`,
+//! `test_prompt_with_image`).
 //!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
@@ -15,9 +22,14 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tool_core::content::ResourceBody;
 use tool_core::content::{Audio, Content, EmbeddedResource, Image};
+use tool_core::guard::path::PathGuard;
 use tool_core::guard::workspace::WorkspaceFsError;
-use tool_core::mcp::ExecutorBackend;
+use tool_core::mcp::completion::Completer;
+use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, Prompts};
+use tool_core::mcp::resources::{Resource, ResourceTemplate, Resources, WorkspaceResources};
+use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::{
     tool, Executor, ExecutorConfig, Json, LogLevel, Registry, ToolContext, WorkspacePath,
 };
@@ -210,6 +222,117 @@ fn test_streaming_elicitation() -> String {
     "approved: the call ran".to_owned()
 }
 
+/// Says which region the call was routed to. Its `region` parameter declares `x-mcp-header`
+/// (SEP-2243): over HTTP the `Mcp-Param-Region` header must carry the same value, or the call is
+/// refused before it reaches the tool.
+#[tool(
+    risk = "safe",
+    idempotent,
+    input_schema = "schemas/test_custom_header.json"
+)]
+fn test_custom_header(region: String) -> String {
+    format!("routed to region {region}")
+}
+
+/// The suite's resources, and the workspace's files.
+fn resources(guard: PathGuard) -> Result<Resources, String> {
+    let template = ResourceTemplate::new("test://template/{id}/data", "template-data", |m| {
+        let id = m.vars.get("id").map(String::as_str).unwrap_or_default();
+        let body = serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+        Ok(ResourceBody::Text(body.to_string()))
+    })
+    .and_then(|t| {
+        t.with_description("A JSON document per id")
+            .with_mime_type("application/json")
+            .with_completer("id", Completer::from_values(["123", "456", "789"]))
+    })
+    .map_err(|e| e.to_string())?;
+    Resources::new()
+        .with_resource(
+            Resource::text(
+                "test://static-text",
+                "static-text",
+                "This is the content of the static text resource.",
+            )
+            .with_description("A fixed text resource"),
+        )
+        .and_then(|r| {
+            r.with_resource(
+                Resource::blob(
+                    "test://static-binary",
+                    "static-binary",
+                    tool_examples::media::png_rgb(1, 1, [255, 0, 0]),
+                    "image/png",
+                )
+                .with_description("A fixed PNG image"),
+            )
+        })
+        .and_then(|r| {
+            r.with_resource(
+                Resource::text(
+                    "test://watched-resource",
+                    "watched-resource",
+                    "A resource clients subscribe to.",
+                )
+                .with_description("A resource to subscribe to"),
+            )
+        })
+        .and_then(|r| r.with_template(template))
+        .map(|r| r.with_workspace(WorkspaceResources::new(guard)))
+        .map_err(|e| e.to_string())
+}
+
+/// The suite's prompts.
+fn prompts() -> Result<Prompts, String> {
+    let simple = Prompt::new("test_simple_prompt", |_| {
+        Ok(vec![Message::user("This is a simple prompt for testing.")])
+    })
+    .with_description("A prompt without arguments");
+    let with_args = Prompt::new("test_prompt_with_arguments", |args| {
+        Ok(vec![Message::user(format!(
+            "Prompt with arguments: arg1='{}', arg2='{}'",
+            args.get("arg1").unwrap_or_default(),
+            args.get("arg2").unwrap_or_default()
+        ))])
+    })
+    .with_description("A prompt with two required arguments")
+    .with_argument(
+        PromptArgument::required("arg1")
+            .with_description("First test argument")
+            .with_completer(Completer::from_values([
+                "paris", "park", "party", "test", "testing",
+            ])),
+    )
+    .with_argument(PromptArgument::required("arg2").with_description("Second test argument"));
+    let embedded = Prompt::new("test_prompt_with_embedded_resource", |args| {
+        let uri = args.get("resourceUri").unwrap_or_default();
+        Ok(vec![
+            Message::user(
+                EmbeddedResource::text(uri, "Embedded resource content for testing.")
+                    .with_mime_type("text/plain"),
+            ),
+            Message::user("Please process the embedded resource above."),
+        ])
+    })
+    .with_description("A prompt that embeds a resource")
+    .with_argument(
+        PromptArgument::required("resourceUri").with_description("URI of the resource to embed"),
+    );
+    let image = Prompt::new("test_prompt_with_image", |_| {
+        Ok(vec![
+            Message::user(Image::png(tool_examples::media::png_rgb(1, 1, [255, 0, 0]))),
+            Message::user("Please analyze the image above."),
+        ])
+    })
+    .with_description("A prompt with an image");
+    Prompts::new()
+        .with_prompt(simple)
+        .and_then(|p| p.with_prompt(with_args))
+        .and_then(|p| p.with_prompt(embedded))
+        .and_then(|p| p.with_prompt(image))
+        .map_err(|e| e.to_string())
+}
+
 /// The fixture tools, and only them (the example library's tools are linked in too).
 fn fixtures() -> Result<Registry, tool_core::RegistryError> {
     Registry::builder()
@@ -253,7 +376,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let backend = ExecutorBackend::new(executor);
+    let catalog = PathGuard::new(executor.workspace())
+        .map_err(|e| e.to_string())
+        .and_then(|guard| Ok((resources(guard)?, prompts()?)));
+    let server = match catalog {
+        Ok((resources, prompts)) => McpServer::new(ExecutorBackend::new(executor))
+            .with_resources(resources)
+            .with_prompts(prompts),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -266,9 +400,9 @@ fn main() -> ExitCode {
     };
     let result = rt.block_on(async move {
         match (stdio, http) {
-            (true, None) => tool_core::mcp::serve_stdio(backend).await,
+            (true, None) => tool_core::mcp::serve_stdio_server(server).await,
             (false, Some(addr)) => match addr.parse() {
-                Ok(addr) => tool_core::mcp::serve_http(backend, addr).await,
+                Ok(addr) => tool_core::mcp::serve_http_server(server, addr).await,
                 Err(e) => {
                     eprintln!("error: bad address `{addr}`: {e}");
                     return Err(None);

@@ -1,0 +1,394 @@
+//! MCP prompts: message templates an application registers (`prompts/list`, `prompts/get`).
+//!
+//! A [`Prompt`] declares its arguments (name, description, required or not, an optional
+//! [`Completer`] for `completion/complete`) and a function that builds its messages from the
+//! argument values. Messages carry the same [`Content`] blocks tools return: text, images,
+//! audio, embedded resources, resource links.
+//!
+//! `prompts/get` checks the arguments before the function runs: an unknown prompt, a missing
+//! required argument, an argument the prompt does not declare, or values over the size cap are
+//! JSON-RPC `-32602` errors whose `data` names the reason code and the offending arguments.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rmcp::model::{Prompt as McpPrompt, PromptArgument as McpArgument, PromptMessage, Role};
+use rmcp::ErrorData;
+use serde_json::json;
+
+use super::completion::Completer;
+use super::content::to_mcp;
+use crate::content::Content;
+use crate::reason::ReasonCode;
+
+/// The most bytes all argument values of one `prompts/get` may have together.
+pub const MAX_PROMPT_ARGS_BYTES: usize = 64 * 1024;
+
+/// Who a prompt message is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptRole {
+    /// The user.
+    User,
+    /// The assistant.
+    Assistant,
+}
+
+/// One message of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Who it is from.
+    pub role: PromptRole,
+    /// What it says.
+    pub content: Content,
+}
+
+impl Message {
+    /// A message from the user.
+    pub fn user(content: impl Into<Content>) -> Self {
+        Message {
+            role: PromptRole::User,
+            content: content.into(),
+        }
+    }
+
+    /// A message from the assistant.
+    pub fn assistant(content: impl Into<Content>) -> Self {
+        Message {
+            role: PromptRole::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// One declared argument of a prompt.
+#[derive(Debug, Clone)]
+pub struct PromptArgument {
+    name: String,
+    description: Option<String>,
+    required: bool,
+    completer: Option<Completer>,
+}
+
+impl PromptArgument {
+    /// A required argument.
+    pub fn required(name: impl Into<String>) -> Self {
+        PromptArgument {
+            name: name.into(),
+            description: None,
+            required: true,
+            completer: None,
+        }
+    }
+
+    /// An optional argument.
+    pub fn optional(name: impl Into<String>) -> Self {
+        PromptArgument {
+            required: false,
+            ..PromptArgument::required(name)
+        }
+    }
+
+    /// With a description for the client.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Suggest values for `completion/complete`.
+    pub fn with_completer(mut self, completer: Completer) -> Self {
+        self.completer = Some(completer);
+        self
+    }
+}
+
+/// The argument values of one `prompts/get`, checked against the declaration.
+#[derive(Debug, Clone, Default)]
+pub struct PromptArgs {
+    values: BTreeMap<String, String>,
+}
+
+impl PromptArgs {
+    /// The value of `name`, if given.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+}
+
+type BuildFn = dyn Fn(&PromptArgs) -> Result<Vec<Message>, String> + Send + Sync;
+
+/// A prompt: its name, description, arguments, and the function that builds its messages.
+#[derive(Clone)]
+pub struct Prompt {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    arguments: Vec<PromptArgument>,
+    build: Arc<BuildFn>,
+}
+
+impl std::fmt::Debug for Prompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prompt")
+            .field("name", &self.name)
+            .field("arguments", &self.arguments)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Prompt {
+    /// A prompt named `name` whose messages `build` makes from the checked arguments (`Err`
+    /// becomes an internal error naming the prompt).
+    pub fn new(
+        name: impl Into<String>,
+        build: impl Fn(&PromptArgs) -> Result<Vec<Message>, String> + Send + Sync + 'static,
+    ) -> Self {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            build: Arc::new(build),
+        }
+    }
+
+    /// With a description for the client.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// With a human-readable title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// With one more argument.
+    pub fn with_argument(mut self, argument: PromptArgument) -> Self {
+        self.arguments.push(argument);
+        self
+    }
+
+    fn listed(&self) -> McpPrompt {
+        let args = self
+            .arguments
+            .iter()
+            .map(|a| {
+                let mut m = McpArgument::new(a.name.clone()).with_required(a.required);
+                if let Some(d) = &a.description {
+                    m = m.with_description(d.clone());
+                }
+                m
+            })
+            .collect::<Vec<_>>();
+        let mut p = McpPrompt::new(
+            self.name.clone(),
+            self.description.clone(),
+            (!args.is_empty()).then_some(args),
+        );
+        if let Some(t) = &self.title {
+            p = p.with_title(t.clone());
+        }
+        p
+    }
+}
+
+/// Why registering prompts failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("prompt registration refused: {0}")]
+pub struct PromptError(String);
+
+/// The prompts an MCP server offers.
+#[derive(Debug, Clone, Default)]
+pub struct Prompts {
+    prompts: BTreeMap<String, Prompt>,
+}
+
+fn refusal(message: String, data: serde_json::Value) -> ErrorData {
+    ErrorData::invalid_params(message, Some(data))
+}
+
+impl Prompts {
+    /// No prompts yet.
+    pub fn new() -> Self {
+        Prompts::default()
+    }
+
+    /// Add a prompt. Refused: an empty or duplicate name, an argument declared twice.
+    pub fn with_prompt(mut self, prompt: Prompt) -> Result<Self, PromptError> {
+        if prompt.name.is_empty() || prompt.name.chars().any(char::is_control) {
+            return Err(PromptError(format!(
+                "invalid prompt name {:?}",
+                prompt.name
+            )));
+        }
+        if self.prompts.contains_key(&prompt.name) {
+            return Err(PromptError(format!(
+                "prompt `{}` is registered twice",
+                prompt.name
+            )));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for a in &prompt.arguments {
+            if a.name.is_empty() || !seen.insert(a.name.as_str()) {
+                return Err(PromptError(format!(
+                    "prompt `{}`: argument {:?} is empty or declared twice",
+                    prompt.name, a.name
+                )));
+            }
+        }
+        self.prompts.insert(prompt.name.clone(), prompt);
+        Ok(self)
+    }
+
+    /// `true` when no prompt is registered.
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty()
+    }
+
+    /// `true` when some argument has a completer.
+    pub fn has_completers(&self) -> bool {
+        self.prompts
+            .values()
+            .any(|p| p.arguments.iter().any(|a| a.completer.is_some()))
+    }
+
+    /// The `prompts/list` entries, sorted by name.
+    pub fn list(&self) -> Vec<McpPrompt> {
+        self.prompts.values().map(Prompt::listed).collect()
+    }
+
+    fn find(&self, name: &str) -> Result<&Prompt, ErrorData> {
+        self.prompts.get(name).ok_or_else(|| {
+            refusal(
+                format!("unknown prompt `{name}`"),
+                json!({"name": name, "reason_code": ReasonCode::InvalidArguments}),
+            )
+        })
+    }
+
+    /// Build the messages of prompt `name` from `args`, after checking them: every required
+    /// argument given, no undeclared one, the values within [`MAX_PROMPT_ARGS_BYTES`].
+    pub fn get(
+        &self,
+        name: &str,
+        args: BTreeMap<String, String>,
+    ) -> Result<(Option<String>, Vec<PromptMessage>), ErrorData> {
+        let prompt = self.find(name)?;
+        let unknown: Vec<&str> = args
+            .keys()
+            .filter(|k| !prompt.arguments.iter().any(|a| &a.name == *k))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(refusal(
+                format!("prompt `{name}` has no argument(s) {}", unknown.join(", ")),
+                json!({"name": name, "unknown": unknown, "reason_code": ReasonCode::InvalidArguments}),
+            ));
+        }
+        let missing: Vec<&str> = prompt
+            .arguments
+            .iter()
+            .filter(|a| a.required && !args.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(refusal(
+                format!(
+                    "prompt `{name}` needs the argument(s) {}",
+                    missing.join(", ")
+                ),
+                json!({"name": name, "missing": missing, "reason_code": ReasonCode::InvalidArguments}),
+            ));
+        }
+        let size: usize = args.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if size > MAX_PROMPT_ARGS_BYTES {
+            return Err(refusal(
+                format!("the arguments of prompt `{name}` exceed {MAX_PROMPT_ARGS_BYTES} bytes"),
+                json!({"name": name, "reason_code": ReasonCode::MalformedCall}),
+            ));
+        }
+        let messages = (prompt.build)(&PromptArgs { values: args }).map_err(|e| {
+            ErrorData::internal_error(
+                format!("prompt `{name}` failed: {e}"),
+                Some(json!({"name": name, "reason_code": ReasonCode::ToolError})),
+            )
+        })?;
+        let messages = messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    PromptRole::User => Role::User,
+                    PromptRole::Assistant => Role::Assistant,
+                };
+                PromptMessage::new(role, to_mcp(&m.content))
+            })
+            .collect();
+        Ok((prompt.description.clone(), messages))
+    }
+
+    /// The completer of argument `argument` of prompt `name`: `Err` when there is no such
+    /// prompt or argument, `Ok(None)` when the argument has no completer.
+    pub fn completer(&self, name: &str, argument: &str) -> Result<Option<&Completer>, ErrorData> {
+        let prompt = self.find(name)?;
+        let arg = prompt
+            .arguments
+            .iter()
+            .find(|a| a.name == argument)
+            .ok_or_else(|| {
+                refusal(
+                    format!("prompt `{name}` has no argument `{argument}`"),
+                    json!({"name": name, "argument": argument, "reason_code": ReasonCode::InvalidArguments}),
+                )
+            })?;
+        Ok(arg.completer.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn greeting() -> Prompts {
+        Prompts::new()
+            .with_prompt(
+                Prompt::new("greet", |args| {
+                    Ok(vec![Message::user(format!(
+                        "hello {}{}",
+                        args.get("name").unwrap_or_default(),
+                        args.get("suffix").unwrap_or_default()
+                    ))])
+                })
+                .with_argument(PromptArgument::required("name"))
+                .with_argument(PromptArgument::optional("suffix")),
+            )
+            .expect("valid")
+    }
+
+    #[test]
+    fn arguments_are_checked_before_the_prompt_is_built() {
+        let p = greeting();
+        let args = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let (_, msgs) = p.get("greet", args(&[("name", "ann")])).expect("built");
+        assert_eq!(msgs.len(), 1);
+        let e = p.get("greet", args(&[])).expect_err("missing");
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(e.data.as_ref().expect("data")["missing"], json!(["name"]));
+        let e = p
+            .get("greet", args(&[("name", "a"), ("x", "1")]))
+            .expect_err("unknown");
+        assert_eq!(e.data.as_ref().expect("data")["unknown"], json!(["x"]));
+        let big = "x".repeat(MAX_PROMPT_ARGS_BYTES);
+        assert!(p.get("greet", args(&[("name", &big)])).is_err());
+        assert!(p.get("nope", args(&[])).is_err());
+        assert!(p
+            .clone()
+            .with_prompt(Prompt::new("greet", |_| Ok(vec![])))
+            .is_err());
+    }
+}
