@@ -24,6 +24,7 @@ pub mod content;
 mod elicitation;
 mod executor_backend;
 mod http_guard;
+mod input;
 mod input_required;
 pub mod logging;
 pub mod proxy;
@@ -34,4 +35,5 @@ pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
 };
 pub use executor_backend::ExecutorBackend;
+pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
