@@ -14,6 +14,10 @@
 //! tool's image, audio and resource blocks); a tool's log messages become
 //! `notifications/message` for a request that asked for them ([`logging`]).
 //!
+//! A tool's own questions ([`crate::input`]) travel the same two ways: input-required results
+//! whose state carries the answers so far ([`MAX_INPUT_ROUNDS`] rounds at most), or
+//! server-to-client requests.
+//!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection (per request for a stateless client).
 //!
