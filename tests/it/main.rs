@@ -15,6 +15,7 @@ mod cli_call;
 mod context;
 mod executor;
 mod mcp_2026;
+mod mcp_input;
 mod mcp_proxy;
 mod mcp_resources;
 mod path_guard;

@@ -11,7 +11,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::guard::path::WorkspacePath;
+use crate::input::{
+    check_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest, Root,
+    SampledMessage, Sampling, MAX_REQUESTS_PER_CALL,
+};
 use crate::process::Command;
+use crate::reason::ReasonCode;
 use crate::resource::{Resources, State};
 use crate::sandbox::call::{CallSandbox, SyncRunner};
 
@@ -356,6 +361,29 @@ pub struct ToolContext {
     sandbox: Option<Arc<CallSandbox>>,
     // The executor's resources, for `State<T>` parameters.
     resources: Option<Arc<Resources>>,
+    // Who answers the tool's questions; `None`: nobody (every question is refused).
+    input: Option<Arc<dyn InputHandler>>,
+    // What the call's questions came to, shared by the context's clones and the run step.
+    input_tally: Arc<InputTally>,
+}
+
+/// The questions one call asked: how many, and the reason code of the last that failed (the
+/// call's code when the tool then fails).
+#[derive(Debug, Default)]
+pub(crate) struct InputTally {
+    asked: std::sync::atomic::AtomicUsize,
+    fault: std::sync::Mutex<Option<ReasonCode>>,
+}
+
+impl InputTally {
+    /// The reason code of the last question that failed, if any.
+    pub(crate) fn fault(&self) -> Option<ReasonCode> {
+        *self.fault.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn record(&self, code: ReasonCode) {
+        *self.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(code);
+    }
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -388,6 +416,8 @@ impl ToolContext {
             paths: Vec::new(),
             sandbox: None,
             resources: None,
+            input: None,
+            input_tally: Arc::default(),
         }
     }
 
@@ -412,6 +442,8 @@ impl ToolContext {
             paths: Vec::new(),
             sandbox: None,
             resources: None,
+            input: None,
+            input_tally: Arc::default(),
         }
     }
 
@@ -444,6 +476,17 @@ impl ToolContext {
     /// [`crate::process`].
     pub fn command(&self, program: impl Into<String>) -> Command {
         Command::new(program.into(), self.sandbox.clone(), self.cancel.clone())
+    }
+
+    /// Answer the tool's questions here (see [`ToolContext::ask`]).
+    pub fn with_input(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input = Some(handler);
+        self
+    }
+
+    /// What this call's questions came to (for the run step).
+    pub(crate) fn input_tally(&self) -> Arc<InputTally> {
+        Arc::clone(&self.input_tally)
     }
 
     /// Use this cancellation token.
@@ -530,6 +573,113 @@ impl ToolContext {
                 level,
                 message: message.into(),
             });
+        }
+    }
+
+    /// `true` when questions of this kind can be asked: there is an input handler, and (over
+    /// MCP) the client declared the capability. A tool that can do without the input checks
+    /// this first; asking anyway is refused with `input_unavailable`.
+    pub fn can_ask(&self, kind: InputKind) -> bool {
+        self.input.as_ref().is_some_and(|h| h.supports(kind))
+    }
+
+    /// Ask one round of questions (see [`crate::input`]), each under an id of the tool's
+    /// choosing; the answers come back in order. Over a stateless MCP request the first call
+    /// ends with [`InputError::Pending`] (return it, e.g. with `?`): the call runs again from
+    /// the start once the client answers, and then this returns the answers. Ask before acting.
+    pub async fn ask(
+        &self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<Vec<InputAnswer>, InputError> {
+        let result = self.ask_checked(&requests).await;
+        if let Err(e) = &result {
+            self.input_tally.record(e.code());
+        }
+        result
+    }
+
+    async fn ask_checked(
+        &self,
+        requests: &[(String, InputRequest)],
+    ) -> Result<Vec<InputAnswer>, InputError> {
+        check_round(requests)?;
+        let before = self
+            .input_tally
+            .asked
+            .fetch_add(requests.len(), std::sync::atomic::Ordering::SeqCst);
+        if before + requests.len() > MAX_REQUESTS_PER_CALL {
+            return Err(InputError::Limit(format!(
+                "more than {MAX_REQUESTS_PER_CALL} questions in one call"
+            )));
+        }
+        let Some(handler) = &self.input else {
+            let kind = requests[0].1.kind();
+            return Err(InputError::Unavailable {
+                kind,
+                reason: "nobody can answer here (no input handler is configured)".into(),
+            });
+        };
+        if let Some((_, r)) = requests.iter().find(|(_, r)| !handler.supports(r.kind())) {
+            handler.refused(r.kind());
+            return Err(InputError::Unavailable {
+                kind: r.kind(),
+                reason: format!("the client did not declare the `{}` capability", r.kind()),
+            });
+        }
+        let answers = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(InputError::Cancelled),
+            a = handler.ask(requests) => a?,
+        };
+        if answers.len() != requests.len() {
+            return Err(InputError::Invalid(format!(
+                "{} answers to {} questions",
+                answers.len(),
+                requests.len()
+            )));
+        }
+        Ok(answers)
+    }
+
+    /// Ask the user to fill in a form (`schema`: an object of primitive properties).
+    pub async fn elicit(
+        &self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<FormAnswer, InputError> {
+        let mut answers = self
+            .ask(vec![(id.into(), InputRequest::form(message, schema))])
+            .await?;
+        match answers.pop() {
+            Some(InputAnswer::Form(a)) => Ok(a),
+            _ => Err(InputError::Invalid("the answer is not a form's".into())),
+        }
+    }
+
+    /// Ask the caller's model for a message.
+    pub async fn sample(
+        &self,
+        id: impl Into<String>,
+        sampling: Sampling,
+    ) -> Result<SampledMessage, InputError> {
+        let mut answers = self
+            .ask(vec![(id.into(), InputRequest::sample(sampling))])
+            .await?;
+        match answers.pop() {
+            Some(InputAnswer::Message(m)) => Ok(m),
+            _ => Err(InputError::Invalid("the answer is not a message".into())),
+        }
+    }
+
+    /// Ask for the caller's roots.
+    pub async fn list_roots(&self, id: impl Into<String>) -> Result<Vec<Root>, InputError> {
+        let mut answers = self.ask(vec![(id.into(), InputRequest::roots())]).await?;
+        match answers.pop() {
+            Some(InputAnswer::Roots(r)) => Ok(r),
+            _ => Err(InputError::Invalid(
+                "the answer is not a list of roots".into(),
+            )),
         }
     }
 

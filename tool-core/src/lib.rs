@@ -35,6 +35,7 @@ pub mod context;
 pub mod decl;
 pub mod executor;
 pub mod guard;
+pub mod input;
 pub mod outcome;
 pub mod pin;
 pub mod process;

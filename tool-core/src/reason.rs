@@ -44,16 +44,28 @@ pub enum ReasonCode {
     /// tool starts through [`crate::process`] is not started. Nothing ran unconfined because of
     /// it.
     SandboxUnavailable,
-    /// An approval answer came with a `requestState` that does not verify: forged, altered,
-    /// expired, or issued for another tool or other arguments (MCP input-required results).
+    /// A `requestState` (MCP input-required results: an approval question, a tool's question)
+    /// that does not verify: forged, altered, expired, or issued for another tool, other
+    /// arguments or another caller.
     ApprovalStateInvalid,
-    /// An approval answer came with a `requestState` that was already used once.
+    /// A `requestState` (approval or a tool's question) that was already used once.
     ApprovalStateReplayed,
+    /// The tool asked for input (a form, a model's message, the roots) that nobody can give:
+    /// no input handler (the command line), or a client that did not declare the capability.
+    InputUnavailable,
+    /// The tool asked for input that travels to the client in an MCP input-required result;
+    /// the call runs again with the answer (a round of a multi-round call, not an end).
+    InputRequired,
+    /// An answer to the tool's question does not fit it: the wrong shape, too large, or an
+    /// accepted form whose content does not match the form's schema.
+    InputInvalid,
+    /// The tool asked too many questions, or in too many rounds.
+    InputLimitExceeded,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 17] = [
+    pub const ALL: [ReasonCode; 21] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -71,6 +83,10 @@ impl ReasonCode {
         ReasonCode::SandboxUnavailable,
         ReasonCode::ApprovalStateInvalid,
         ReasonCode::ApprovalStateReplayed,
+        ReasonCode::InputUnavailable,
+        ReasonCode::InputRequired,
+        ReasonCode::InputInvalid,
+        ReasonCode::InputLimitExceeded,
     ];
 
     /// The stable snake_case name.
@@ -93,6 +109,10 @@ impl ReasonCode {
             ReasonCode::SandboxUnavailable => "sandbox_unavailable",
             ReasonCode::ApprovalStateInvalid => "approval_state_invalid",
             ReasonCode::ApprovalStateReplayed => "approval_state_replayed",
+            ReasonCode::InputUnavailable => "input_unavailable",
+            ReasonCode::InputRequired => "input_required",
+            ReasonCode::InputInvalid => "input_invalid",
+            ReasonCode::InputLimitExceeded => "input_limit_exceeded",
         }
     }
 
@@ -107,6 +127,10 @@ impl ReasonCode {
                 | ReasonCode::Panicked
                 | ReasonCode::ToolError
                 | ReasonCode::ModifierConflict
+                | ReasonCode::InputUnavailable
+                | ReasonCode::InputRequired
+                | ReasonCode::InputInvalid
+                | ReasonCode::InputLimitExceeded
         )
     }
 }

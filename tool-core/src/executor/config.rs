@@ -73,6 +73,7 @@ impl ArgRule {
 pub struct ExecutorConfig {
     pub(super) workspace: PathBuf,
     pub(super) approver: Option<Arc<dyn Approver>>,
+    pub(super) input: Option<Arc<dyn crate::input::InputHandler>>,
     pub(super) audit: Arc<dyn AuditSink>,
     pub(super) script_gate: Option<Arc<dyn ScriptGate>>,
     pub(super) scan: ScanMode,
@@ -97,6 +98,7 @@ impl std::fmt::Debug for ExecutorConfig {
         f.debug_struct("ExecutorConfig")
             .field("workspace", &self.workspace)
             .field("approver", &self.approver.is_some())
+            .field("input", &self.input.is_some())
             .field("script_gate", &self.script_gate.is_some())
             .field("scan", &self.scan)
             .field("error_budget", &self.error_budget)
@@ -126,6 +128,7 @@ impl ExecutorConfig {
         ExecutorConfig {
             workspace: workspace.into(),
             approver: None,
+            input: None,
             audit: Arc::new(NoopAuditSink),
             script_gate: None,
             scan: ScanMode::On,
@@ -171,6 +174,14 @@ impl ExecutorConfig {
     /// Ask this approver when a call needs approval.
     pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);
+        self
+    }
+
+    /// Answer tools' questions ([`ToolContext::ask`](crate::context::ToolContext::ask)) here, for
+    /// calls whose [`CallOptions`](super::CallOptions) name no handler of their own; without
+    /// one, every question is refused with `input_unavailable`.
+    pub fn input_handler(mut self, handler: Arc<dyn crate::input::InputHandler>) -> Self {
+        self.input = Some(handler);
         self
     }
 

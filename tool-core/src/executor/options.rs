@@ -10,6 +10,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::approval::Approver;
 use crate::call::{ParseError, ToolCall};
 use crate::context::{LogSink, ProgressSink, ToolContext};
+use crate::input::InputHandler;
 
 /// A call as [`Executor::execute`](super::Executor::execute) and
 /// [`Executor::run_batch`](super::Executor::run_batch) take it: text a model wrote, a parsed
@@ -68,6 +69,9 @@ pub struct CallOptions {
     /// Who approves this call, instead of the configured approver. Fail closed still holds:
     /// with neither, a call that needs approval is refused.
     pub approver: Option<Arc<dyn Approver>>,
+    /// Who answers the tool's questions ([`ToolContext::ask`]), instead of the configured
+    /// handler; with neither, every question is refused with `input_unavailable`.
+    pub input: Option<Arc<dyn InputHandler>>,
     /// Merge a context modifier the tool returns into the session state (`true`, the default).
     /// With `false` the modifier is only returned in the result, unapplied, for callers that merge
     /// several calls' modifiers themselves with
@@ -83,6 +87,7 @@ impl Default for CallOptions {
             progress: None,
             log: None,
             approver: None,
+            input: None,
             merge_modifier: true,
         }
     }
@@ -96,6 +101,7 @@ impl std::fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("log", &self.log.as_ref().map(LogSink::min_level))
             .field("approver", &self.approver.is_some())
+            .field("input", &self.input.is_some())
             .field("merge_modifier", &self.merge_modifier)
             .finish()
     }
@@ -116,6 +122,14 @@ impl CallOptions {
         configured: Option<&Arc<dyn Approver>>,
     ) -> Option<Arc<dyn Approver>> {
         self.approver.clone().or_else(|| configured.cloned())
+    }
+
+    /// The input handler: this call's, else the configured one.
+    pub(super) fn input_or(
+        &self,
+        configured: Option<&Arc<dyn InputHandler>>,
+    ) -> Option<Arc<dyn InputHandler>> {
+        self.input.clone().or_else(|| configured.cloned())
     }
 
     /// Give the tool's context the progress sink, and make the outside cancellation cancel

@@ -78,6 +78,10 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
     if let Some(sink) = cx.env.log.as_ref().or(executor.config.log.as_ref()) {
         ctx = ctx.with_log(sink.clone());
     }
+    if let Some(handler) = cx.options.input_or(executor.config.input.as_ref()) {
+        ctx = ctx.with_input(handler);
+    }
+    let input = ctx.input_tally();
     let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
     let handler = tool.def().handler();
     let args = std::mem::take(&mut call.args);
@@ -152,6 +156,11 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         ),
         Ok(Ok(ToolOutcome::Error { message })) => {
             let (code, message) = enforced.error(message);
+            // A tool that fails after a question failed fails for that reason.
+            let code = match input.fault() {
+                Some(input_code) if code == ReasonCode::ToolError => input_code,
+                _ => code,
+            };
             failed_capped(call, cap, code, message)
         }
         Ok(Ok(ToolOutcome::Ok { modifier, .. }))

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::content::Content;
 use crate::context::{LogSink, Progress, ProgressSink};
+use crate::input::InputHandler;
 use crate::reason::ReasonCode;
 
 /// The server name announced in `initialize`.
@@ -179,6 +180,7 @@ pub struct McpCallContext {
     progress: Option<ProgressSink>,
     log: Option<LogSink>,
     approver: Arc<dyn Approver>,
+    input: Option<Arc<dyn InputHandler>>,
 }
 
 impl std::fmt::Debug for McpCallContext {
@@ -200,6 +202,7 @@ impl McpCallContext {
             progress: None,
             log: None,
             approver: Arc::new(FixedApprover::deny("no approver is configured")),
+            input: None,
         }
     }
 
@@ -225,6 +228,17 @@ impl McpCallContext {
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = approver;
         self
+    }
+
+    /// Answer the tool's questions here (the client, through the server).
+    pub fn with_input(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input = Some(handler);
+        self
+    }
+
+    /// Who answers the tool's questions (plug into `CallOptions::input`); `None`: nobody.
+    pub fn input(&self) -> Option<Arc<dyn InputHandler>> {
+        self.input.clone()
     }
 
     /// The JSON-RPC request id, as text (for audit and `ToolContext::call_id`).

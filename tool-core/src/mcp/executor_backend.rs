@@ -69,6 +69,7 @@ impl McpBackend for ExecutorBackend {
                 inner: ctx.approver(),
                 cancel: ctx.cancellation().clone(),
             })),
+            input: ctx.input(),
             ..CallOptions::default()
         };
         let result = self

@@ -1,16 +1,22 @@
-//! Approval through input-required results (MCP 2026-07-28, SEP-2322).
+//! Approval and a tool's own questions through input-required results (MCP 2026-07-28,
+//! SEP-2322).
 //!
-//! A stateless request cannot be answered by a server-to-client elicitation, so a call that
-//! needs approval ends with an `InputRequiredResult`: the approval form as an `elicitation/create`
-//! input request, and a `requestState` the client echoes back with its answer. The state is
-//! HMAC-SHA256 signed with a key made when the process starts, bound to the tool name and the
-//! hash of the canonical arguments, valid for a few minutes and good for one answer: a changed,
-//! forged, expired or already used state is refused with a stable reason code before anything
-//! runs, and an approval answer never covers other arguments. On the retry the call goes through
-//! the executor's whole pipeline again; the answer approves only a request for the same tool
-//! whose final arguments hash to what was asked about.
+//! A stateless request cannot be answered by a server-to-client request, so a call that needs
+//! approval, or whose tool asks a question ([`crate::input`]), ends with an
+//! `InputRequiredResult`: the questions as input requests (the approval form under
+//! [`APPROVAL_INPUT_KEY`]), and a `requestState` the client echoes back with its answers. The
+//! state is HMAC-SHA256 signed with a key made when the process starts, bound to the tool name,
+//! the hash of the canonical arguments and the caller (the hash of the request's
+//! `Authorization` header, empty when there is none), valid for a few minutes and good for one
+//! retry: a changed, forged, expired, re-targeted or already used state is refused with a
+//! stable reason code before anything runs. It carries the call's progress: the round, the
+//! approval (asked, or granted for the hash of the final arguments), the answers the tool used
+//! so far (each bound to the hash of the question it answered) and the questions asked last.
+//! On the retry the call goes through the executor's whole pipeline again and the tool runs
+//! again from the start, its earlier answers available; an approval answer never covers other
+//! arguments, and at most [`MAX_INPUT_ROUNDS`] rounds are asked.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,17 +32,24 @@ use sha2::{Digest, Sha256};
 
 use super::elicitation::{approval_params, interpret_answer};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
+use crate::input::APPROVAL_INPUT_ID;
 use crate::reason::ReasonCode;
 use crate::schema::canonical::canonical_bytes;
 
 /// The key of the approval question in `inputRequests` and `inputResponses`.
-pub(super) const APPROVAL_INPUT_KEY: &str = "approval";
+pub(super) const APPROVAL_INPUT_KEY: &str = APPROVAL_INPUT_ID;
 
-/// How long an approval question stays answerable.
+/// How long a question stays answerable.
 const STATE_TTL: Duration = Duration::from_secs(300);
 
+/// Most rounds of questions one call may ask (the approval counts as one).
+pub const MAX_INPUT_ROUNDS: u32 = 8;
+
+/// Most bytes of answers one `requestState` carries.
+pub const MAX_STATE_ANSWER_BYTES: usize = 128 * 1024;
+
 /// Domain separation of the signed context, so a state can never verify for another purpose.
-const CONTEXT_LABEL: &[u8] = b"declared-tools/mcp/approval-state/v1";
+const CONTEXT_LABEL: &[u8] = b"declared-tools/mcp/request-state/v2";
 
 /// Why an echoed `requestState` was refused (a JSON-RPC invalid-params error).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,26 +58,80 @@ pub(super) struct StateRefusal {
     pub(super) message: String,
 }
 
-/// What a verified state says was asked about.
+/// What a verified state says was approved or asked about.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Ticket {
     tool: String,
     approval_args: String,
 }
 
-#[derive(Serialize, Deserialize)]
-struct Payload {
-    /// One-time id of the question.
-    nonce: String,
-    tool: String,
-    /// SHA-256 of the canonical final arguments the approver was asked about.
-    approval_args: String,
+/// Where the approval stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub(super) enum ApprovalMark {
+    /// The question was asked about the final arguments with this hash.
+    Asked {
+        /// SHA-256 of the canonical final arguments.
+        args: String,
+    },
+    /// The user approved the final arguments with this hash.
+    Granted {
+        /// SHA-256 of the canonical final arguments.
+        args: String,
+    },
 }
 
-/// Signs approval states and remembers which were used. One per server, shared by every request.
+/// An answer the tool used, and the hash of the question it answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct StoredAnswer {
+    pub(super) request: String,
+    pub(super) value: Value,
+}
+
+/// A call's progress, as a state carries it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Progress {
+    /// Rounds asked so far (the state of round `n` was issued by round `n`).
+    #[serde(default)]
+    pub(super) round: u32,
+    #[serde(default)]
+    pub(super) approval: Option<ApprovalMark>,
+    /// Answers the tool used, by question id.
+    #[serde(default)]
+    pub(super) answers: BTreeMap<String, StoredAnswer>,
+    /// The questions this state's round asked: id → hash of the question.
+    #[serde(default)]
+    pub(super) asked: BTreeMap<String, String>,
+}
+
+impl Progress {
+    /// The approval ticket, when the approval was asked or granted.
+    pub(super) fn ticket(&self, tool: &str) -> Option<Ticket> {
+        match &self.approval {
+            Some(ApprovalMark::Asked { args }) | Some(ApprovalMark::Granted { args }) => {
+                Some(Ticket {
+                    tool: tool.to_owned(),
+                    approval_args: args.clone(),
+                })
+            }
+            None => None,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    /// One-time id of the state.
+    nonce: String,
+    tool: String,
+    #[serde(flatten)]
+    progress: Progress,
+}
+
+/// Signs states and remembers which were used. One per server, shared by every request.
 pub(super) struct ApprovalStates {
     codec: RequestStateCodec,
-    /// Nonces already answered, until their state has expired anyway.
+    /// Nonces already used, until their state has expired anyway.
     used: Mutex<HashMap<String, Instant>>,
 }
 
@@ -86,21 +153,33 @@ impl ApprovalStates {
         })
     }
 
-    /// The state for a question about `req`, asked by a call of `tool` with `client_args`.
+    /// The state for a call of `tool` with `client_args` by `caller` that got this far.
     pub(super) fn issue(
         &self,
         tool: &str,
         client_args: &Map<String, Value>,
-        req: &ApprovalRequest,
+        caller: &str,
+        progress: &Progress,
     ) -> Result<String, String> {
+        let answer_bytes: usize = progress
+            .answers
+            .values()
+            .map(|a| serde_json::to_vec(&a.value).map_or(usize::MAX, |b| b.len()))
+            .fold(0, usize::saturating_add);
+        if answer_bytes > MAX_STATE_ANSWER_BYTES {
+            return Err(format!(
+                "the answers so far have {answer_bytes} bytes; at most \
+                 {MAX_STATE_ANSWER_BYTES} are carried from round to round"
+            ));
+        }
         let mut nonce = [0u8; 16];
         getrandom::fill(&mut nonce).map_err(|e| format!("no random source: {e}"))?;
         let payload = Payload {
             nonce: hex::encode(nonce),
             tool: tool.to_owned(),
-            approval_args: args_hash(&req.args),
+            progress: progress.clone(),
         };
-        let context = signed_context(tool, client_args);
+        let context = signed_context(tool, client_args, caller);
         self.codec
             .seal_json_with(
                 &payload,
@@ -109,14 +188,15 @@ impl ApprovalStates {
             .map_err(|e| e.to_string())
     }
 
-    /// Verify an echoed state for a call of `tool` with `client_args`, and use it up.
+    /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up.
     pub(super) fn redeem(
         &self,
         state: &str,
         tool: &str,
         client_args: &Map<String, Value>,
-    ) -> Result<Ticket, StateRefusal> {
-        let context = signed_context(tool, client_args);
+        caller: &str,
+    ) -> Result<Progress, StateRefusal> {
+        let context = signed_context(tool, client_args, caller);
         let payload: Payload =
             self.codec
                 .open_json_with(state, &context)
@@ -124,43 +204,48 @@ impl ApprovalStates {
                     code: ReasonCode::ApprovalStateInvalid,
                     message: match e {
                         RequestStateError::Expired => {
-                            "the approval question has expired; call the tool again".to_owned()
+                            "the question has expired; call the tool again".to_owned()
                         }
                         _ => "the requestState does not verify: it was changed, forged, or issued \
-                          for another tool or other arguments"
+                          for another tool, other arguments or another caller"
                             .to_owned(),
                     },
                 })?;
+        if payload.tool != tool {
+            return Err(StateRefusal {
+                code: ReasonCode::ApprovalStateInvalid,
+                message: "the requestState was issued for another tool".to_owned(),
+            });
+        }
         let now = Instant::now();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.retain(|_, until| *until > now);
         if used.contains_key(&payload.nonce) {
             return Err(StateRefusal {
                 code: ReasonCode::ApprovalStateReplayed,
-                message: "this requestState was already answered; an approval is good for one call"
+                message: "this requestState was already used; a state is good for one retry"
                     .to_owned(),
             });
         }
         used.insert(payload.nonce, now + STATE_TTL);
-        Ok(Ticket {
-            tool: payload.tool,
-            approval_args: payload.approval_args,
-        })
+        Ok(payload.progress)
     }
 }
 
-/// What the state is bound to: the tool and the exact arguments of the call.
-fn signed_context(tool: &str, client_args: &Map<String, Value>) -> Vec<u8> {
+/// What the state is bound to: the tool, the exact arguments of the call and the caller.
+fn signed_context(tool: &str, client_args: &Map<String, Value>, caller: &str) -> Vec<u8> {
     let mut context = CONTEXT_LABEL.to_vec();
     context.push(0);
     context.extend_from_slice(tool.as_bytes());
     context.push(0);
     context.extend_from_slice(args_hash(&Value::Object(client_args.clone())).as_bytes());
+    context.push(0);
+    context.extend_from_slice(caller.as_bytes());
     context
 }
 
 /// SHA-256 (hex) of the canonical JSON of `args` (keys sorted at every level).
-fn args_hash(args: &Value) -> String {
+pub(super) fn args_hash(args: &Value) -> String {
     hex::encode(Sha256::digest(canonical_bytes(args)))
 }
 
@@ -200,6 +285,96 @@ pub(super) fn approval_question(
     let mut requests = InputRequests::new();
     requests.insert(APPROVAL_INPUT_KEY.to_owned(), request);
     Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// The input-required result that asks a tool's questions (`pending`: id, question, hash).
+pub(super) fn tool_questions(
+    pending: &[(String, crate::input::InputRequest, String)],
+    state: String,
+) -> Result<InputRequiredResult, String> {
+    let mut requests = InputRequests::new();
+    for (id, question, _) in pending {
+        let request: InputRequest = serde_json::from_value(question.mcp_request())
+            .map_err(|e| format!("question `{id}` is not a valid MCP input request: {e}"))?;
+        requests.insert(id.clone(), request);
+    }
+    Ok(InputRequiredResult::new(Some(requests), Some(state)))
+}
+
+/// Records what the approver it wraps approved: the hash of the final arguments, so that the
+/// next round's state can carry the grant.
+pub(super) struct RecordingApprover {
+    inner: Arc<dyn Approver>,
+    approved: Mutex<Option<String>>,
+}
+
+impl RecordingApprover {
+    pub(super) fn new(inner: Arc<dyn Approver>) -> Arc<Self> {
+        Arc::new(RecordingApprover {
+            inner,
+            approved: Mutex::new(None),
+        })
+    }
+
+    /// The hash of the arguments approved in this run, if any were.
+    pub(super) fn approved(&self) -> Option<String> {
+        self.approved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Approver for RecordingApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let decision = self.inner.decide(request).await;
+            if matches!(
+                decision,
+                ApprovalDecision::Approve | ApprovalDecision::ApproveForSession
+            ) {
+                *self.approved.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some(args_hash(&request.args));
+            }
+            decision
+        })
+    }
+}
+
+/// A later round's approver: the user approved these final arguments in an earlier round (the
+/// verified state says so); it approves exactly them, once.
+pub(super) struct GrantedApprover {
+    ticket: Ticket,
+    spent: AtomicBool,
+}
+
+impl GrantedApprover {
+    pub(super) fn new(ticket: Ticket) -> Arc<Self> {
+        Arc::new(GrantedApprover {
+            ticket,
+            spent: AtomicBool::new(false),
+        })
+    }
+}
+
+impl Approver for GrantedApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            if self.spent.swap(true, Ordering::SeqCst) {
+                return ApprovalDecision::Deny {
+                    reason: "one approval covers one question".into(),
+                };
+            }
+            if request.tool != self.ticket.tool
+                || args_hash(&request.args) != self.ticket.approval_args
+            {
+                return ApprovalDecision::Deny {
+                    reason: "the approval was given for other arguments".into(),
+                };
+            }
+            ApprovalDecision::Approve
+        })
+    }
 }
 
 /// The first round's approver: records the question to ask it through an input-required result,
@@ -308,56 +483,91 @@ mod tests {
         v.as_object().cloned().unwrap_or_default()
     }
 
+    fn asked(args: &Value) -> Progress {
+        Progress {
+            round: 1,
+            approval: Some(ApprovalMark::Asked {
+                args: args_hash(args),
+            }),
+            ..Progress::default()
+        }
+    }
+
     #[test]
-    fn a_state_verifies_once_for_its_tool_and_arguments() {
+    fn a_state_verifies_once_for_its_tool_arguments_and_caller() {
         let states = ApprovalStates::new().expect("key");
         let args = obj(json!({"path": "a", "text": "x"}));
-        let state = states
-            .issue("write", &args, &req(json!({"path": "a", "text": "x"})))
-            .expect("sealed");
+        let progress = asked(&json!({"path": "a", "text": "x"}));
+        let state = states.issue("write", &args, "", &progress).expect("sealed");
         // Key order does not change the canonical arguments.
         let reordered = obj(json!({"text": "x", "path": "a"}));
-        let ticket = states
-            .redeem(&state, "write", &reordered)
+        let back = states
+            .redeem(&state, "write", &reordered, "")
             .expect("verifies");
-        assert_eq!(ticket.tool, "write");
-        let again = states.redeem(&state, "write", &args).expect_err("replay");
+        assert_eq!(back, progress);
+        assert_eq!(back.ticket("write").map(|t| t.tool), Some("write".into()));
+        let again = states
+            .redeem(&state, "write", &args, "")
+            .expect_err("replay");
         assert_eq!(again.code, ReasonCode::ApprovalStateReplayed);
     }
 
     #[test]
-    fn other_arguments_tools_or_bytes_do_not_verify() {
+    fn other_arguments_tools_callers_or_bytes_do_not_verify() {
         let states = ApprovalStates::new().expect("key");
         let args = obj(json!({"path": "a"}));
         let state = states
-            .issue("write", &args, &req(json!({"path": "a"})))
+            .issue("write", &args, "alice", &asked(&json!({"path": "a"})))
             .expect("sealed");
         let other = obj(json!({"path": "b"}));
-        for (s, tool, a) in [
-            (state.clone(), "write", &other),
-            (state.clone(), "delete", &args),
-            (format!("{state}x"), "write", &args),
+        for (s, tool, a, caller) in [
+            (state.clone(), "write", &other, "alice"),
+            (state.clone(), "delete", &args, "alice"),
+            (state.clone(), "write", &args, "bob"),
+            (format!("{state}x"), "write", &args, "alice"),
         ] {
-            let e = states.redeem(&s, tool, a).expect_err("refused");
+            let e = states.redeem(&s, tool, a, caller).expect_err("refused");
             assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         }
         // Another process's key does not verify it either.
         let e = ApprovalStates::new()
             .expect("key")
-            .redeem(&state, "write", &args)
+            .redeem(&state, "write", &args, "alice")
             .expect_err("other key");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // The refusals did not use it up.
-        assert!(states.redeem(&state, "write", &args).is_ok());
+        assert!(states.redeem(&state, "write", &args, "alice").is_ok());
+    }
+
+    #[test]
+    fn a_state_carries_at_most_so_many_answer_bytes() {
+        let states = ApprovalStates::new().expect("key");
+        let mut progress = Progress::default();
+        for i in 0..5 {
+            progress.answers.insert(
+                format!("q{i}"),
+                StoredAnswer {
+                    request: String::new(),
+                    value: json!("x".repeat(MAX_STATE_ANSWER_BYTES / 4)),
+                },
+            );
+        }
+        assert!(states.issue("t", &Map::new(), "", &progress).is_err());
     }
 
     #[tokio::test]
     async fn an_answer_approves_only_the_arguments_asked_about() {
         let states = ApprovalStates::new().expect("key");
-        let asked = req(json!({"path": "a"}));
+        let asked_req = req(json!({"path": "a"}));
         let args = obj(json!({"path": "a"}));
-        let state = states.issue("write", &args, &asked).expect("sealed");
-        let ticket = states.redeem(&state, "write", &args).expect("verifies");
+        let state = states
+            .issue("write", &args, "", &asked(&json!({"path": "a"})))
+            .expect("sealed");
+        let ticket = states
+            .redeem(&state, "write", &args, "")
+            .expect("verifies")
+            .ticket("write")
+            .expect("ticket");
         let answer: ElicitResult =
             serde_json::from_value(json!({"action": "accept", "content": {"approve": true}}))
                 .expect("answer");
@@ -366,13 +576,24 @@ mod tests {
             approver.decide(&req(json!({"path": "b"}))).await,
             ApprovalDecision::Deny { .. }
         ));
-        let approver = AnsweredApprover::new(ticket, answer);
+        let approver = AnsweredApprover::new(ticket.clone(), answer);
         // A session grant is never honoured over a stateless request.
-        assert_eq!(approver.decide(&asked).await, ApprovalDecision::Approve);
+        assert_eq!(approver.decide(&asked_req).await, ApprovalDecision::Approve);
         assert!(matches!(
-            approver.decide(&asked).await,
+            approver.decide(&asked_req).await,
             ApprovalDecision::Deny { .. }
         ));
+        let granted = GrantedApprover::new(ticket);
+        assert!(matches!(
+            granted.decide(&req(json!({"path": "b"}))).await,
+            ApprovalDecision::Deny { .. }
+        ));
+        let granted = RecordingApprover::new(GrantedApprover::new(Ticket {
+            tool: "write".into(),
+            approval_args: args_hash(&json!({"path": "a"})),
+        }));
+        assert_eq!(granted.decide(&asked_req).await, ApprovalDecision::Approve);
+        assert_eq!(granted.approved(), Some(args_hash(&json!({"path": "a"}))));
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //! tool's image, audio and resource blocks); a tool's log messages become
 //! `notifications/message` for a request that asked for them ([`logging`]).
 //!
+//! A tool's own questions ([`crate::input`]) travel the same two ways: input-required results
+//! whose state carries the answers so far ([`MAX_INPUT_ROUNDS`] rounds at most), or
+//! server-to-client requests.
+//!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection (per request for a stateless client).
 //!
@@ -27,6 +31,7 @@ mod elicitation;
 mod executor_backend;
 pub mod headers;
 mod http_guard;
+mod input;
 mod input_required;
 pub mod logging;
 pub mod prompts;
@@ -39,5 +44,6 @@ pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
 };
 pub use executor_backend::ExecutorBackend;
+pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
 pub use server::{serve_http_server, serve_http_server_on, serve_stdio_server};

@@ -1,5 +1,6 @@
 //! The MCP server: a [`McpBackend`] behind rmcp's `ServerHandler`, over stdio or streamable HTTP.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
+use sha2::Digest;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -26,9 +28,11 @@ use super::catalog::Catalog;
 use super::elicitation::{approval_params, interpret_answer};
 use super::headers::check_header_annotations;
 use super::http_guard::{check_body, MAX_BODY_BYTES};
+use super::input::{KnownAnswer, PeerInput, StatelessInput};
 use super::input_required::{
-    approval_answer, approval_question, supports_form_elicitation, AnsweredApprover,
-    ApprovalStates, AskingApprover,
+    approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
+    AnsweredApprover, ApprovalMark, ApprovalStates, AskingApprover, GrantedApprover, Progress,
+    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS,
 };
 use super::prompts::Prompts;
 use super::resources::{Resources, Subscriptions};
@@ -37,7 +41,8 @@ use super::stdio_guard::guarded;
 use super::content::call_result;
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
-use crate::context::{Progress, ProgressSink};
+use crate::context::{Progress as ProgressReport, ProgressSink};
+use crate::input::{InputHandler, InputKind};
 use crate::reason::ReasonCode;
 
 /// Why serving stopped with an error.
@@ -181,16 +186,20 @@ impl<B: McpBackend> McpServer<B> {
         Ok(tools)
     }
 
-    /// Run one call with `approver`, and map the outcome to a result or an error.
+    /// Run one call with `approver` and `input`, and map the outcome to a result or an error.
     async fn run_call(
         &self,
         name: String,
         args: Map<String, Value>,
         approver: Arc<dyn Approver>,
+        input: Option<Arc<dyn InputHandler>>,
         context: &RequestContext<RoleServer>,
     ) -> Result<McpCallOutcome, ErrorData> {
         let mut ctx =
             McpCallContext::new(context.id.to_string(), context.ct.clone()).with_approver(approver);
+        if let Some(input) = input {
+            ctx = ctx.with_input(input);
+        }
         // Log messages only for a request (or, on 2025-11-25, a connection) that asked for them.
         let logs = request_level(context.meta.log_level(), &self.log_level).map(|min| {
             let (sink, flush) = log_forwarder(context.peer.clone(), name.clone(), min);
@@ -221,7 +230,7 @@ impl<B: McpBackend> McpServer<B> {
         Ok(outcome)
     }
 
-    /// A 2026-07-28 call: approval through input-required results.
+    /// A 2026-07-28 call: approval and the tool's questions through input-required results.
     async fn call_stateless(
         &self,
         request: CallToolRequestParams,
@@ -230,34 +239,53 @@ impl<B: McpBackend> McpServer<B> {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let caps = context.client_capabilities();
-        let can_ask = supports_form_elicitation(caps.as_ref()) && self.states.is_some();
-        if let (Some(state), Some(states)) = (request.request_state.as_deref(), &self.states) {
-            let ticket = states.redeem(state, &name, &args).map_err(|r| {
-                ErrorData::invalid_params(
-                    format!("{}: {}", r.code, r.message),
-                    Some(json!({REASON_CODE_KEY: r.code})),
-                )
-            })?;
-            match approval_answer(request.input_responses.as_ref()) {
-                Some(Ok(answer)) => {
-                    let approver = AnsweredApprover::new(ticket, answer);
-                    let outcome = self.run_call(name, args, approver, &context).await?;
-                    return Ok(result_of(outcome).into());
-                }
-                Some(Err(e)) => {
-                    return Err(ErrorData::invalid_params(
-                        e,
-                        Some(json!({REASON_CODE_KEY: ReasonCode::MalformedCall})),
-                    ))
-                }
-                // No answer to the question: ask it again, with a new state.
-                None => {}
+        let caller = caller_of(&context);
+        let responses = request.input_responses.unwrap_or_default();
+        let prior = match (request.request_state.as_deref(), &self.states) {
+            (Some(state), Some(states)) => Some(
+                states
+                    .redeem(state, &name, &args, &caller)
+                    .map_err(|r| invalid_params(r.code, r.message))?,
+            ),
+            (Some(_), None) => {
+                return Err(invalid_params(
+                    ReasonCode::ApprovalStateInvalid,
+                    "this server cannot verify a requestState (no signing key)".into(),
+                ))
             }
-        }
-        let asking = AskingApprover::new(can_ask);
+            (None, _) => None,
+        };
+        let progress = prior.clone().unwrap_or_default();
+        let asking =
+            AskingApprover::new(supports_form_elicitation(caps.as_ref()) && self.states.is_some());
+        let base: Arc<dyn Approver> = match (&progress.approval, progress.ticket(&name)) {
+            (Some(ApprovalMark::Granted { .. }), Some(ticket)) => GrantedApprover::new(ticket),
+            (Some(ApprovalMark::Asked { .. }), Some(ticket)) => {
+                match approval_answer(Some(&responses)) {
+                    Some(Ok(answer)) => AnsweredApprover::new(ticket, answer),
+                    Some(Err(e)) => return Err(invalid_params(ReasonCode::MalformedCall, e)),
+                    // No answer to the question: ask it again, with a new state.
+                    None => asking.clone(),
+                }
+            }
+            _ => asking.clone(),
+        };
+        let approver = RecordingApprover::new(base);
+        let input = Arc::new(StatelessInput::new(
+            caps.clone(),
+            known_answers(prior.as_ref(), responses),
+        ));
         let outcome = self
-            .run_call(name.clone(), args.clone(), asking.clone(), &context)
+            .run_call(
+                name.clone(),
+                args.clone(),
+                approver.clone(),
+                Some(input.clone()),
+                &context,
+            )
             .await?;
+        let round = input.take_round();
+        let next_round = progress.round.saturating_add(1);
         if let (
             Some(asked),
             Some(states),
@@ -267,11 +295,20 @@ impl<B: McpBackend> McpServer<B> {
             },
         ) = (asking.asked(), &self.states, &outcome)
         {
+            let next = Progress {
+                round: next_round,
+                approval: Some(ApprovalMark::Asked {
+                    args: args_hash(&asked.args),
+                }),
+                answers: progress.answers.clone(),
+                asked: Default::default(),
+            };
             let question = states
-                .issue(&name, &args, &asked)
+                .issue(&name, &args, &caller, &next)
                 .and_then(|state| approval_question(&asked, state));
             return match question {
-                Ok(q) => Ok(q.into()),
+                Ok(q) if next_round <= MAX_INPUT_ROUNDS => Ok(q.into()),
+                Ok(_) => Ok(too_many_rounds().into()),
                 Err(e) => Ok(result_of(McpCallOutcome::refused(
                     ReasonCode::ApprovalDenied,
                     format!("the approval question could not be built: {e}"),
@@ -279,8 +316,138 @@ impl<B: McpBackend> McpServer<B> {
                 .into()),
             };
         }
+        if matches!(outcome, McpCallOutcome::Ok { .. }) {
+            return Ok(result_of(outcome).into());
+        }
+        if let Some(why) = round.invalid {
+            return Err(invalid_params(ReasonCode::InputInvalid, why));
+        }
+        if let Some(kind) = round.missing {
+            return Err(missing_capability(kind));
+        }
+        if let (false, Some(states)) = (round.pending.is_empty(), &self.states) {
+            if next_round > MAX_INPUT_ROUNDS {
+                return Ok(too_many_rounds().into());
+            }
+            let granted = approver.approved().or(match &progress.approval {
+                Some(ApprovalMark::Granted { args }) => Some(args.clone()),
+                _ => None,
+            });
+            let next = Progress {
+                round: next_round,
+                approval: granted.map(|args| ApprovalMark::Granted { args }),
+                answers: round
+                    .used
+                    .into_iter()
+                    .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                    .collect(),
+                asked: round
+                    .pending
+                    .iter()
+                    .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                    .collect(),
+            };
+            let questions = states
+                .issue(&name, &args, &caller, &next)
+                .and_then(|state| tool_questions(&round.pending, state));
+            return Ok(match questions {
+                Ok(q) => q.into(),
+                Err(e) => result_of(McpCallOutcome::failed(
+                    ReasonCode::InputLimitExceeded,
+                    format!("the tool's questions could not be asked: {e}"),
+                ))
+                .into(),
+            });
+        }
         Ok(result_of(outcome).into())
     }
+}
+
+/// The answers a stateless run of the tool starts with: those the verified state carries, and
+/// this request's `inputResponses` to the questions the state's round asked. Without a state,
+/// the responses answer whatever the tool asks (a client answering before it was asked: its
+/// word either way); the approval key is never one of them.
+fn known_answers(
+    prior: Option<&Progress>,
+    responses: rmcp::model::InputResponses,
+) -> BTreeMap<String, KnownAnswer> {
+    let mut known: BTreeMap<String, KnownAnswer> = prior
+        .map(|p| {
+            p.answers
+                .iter()
+                .map(|(id, a)| {
+                    let answer = KnownAnswer {
+                        value: a.value.clone(),
+                        request: Some(a.request.clone()),
+                    };
+                    (id.clone(), answer)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for (id, value) in responses {
+        if id == APPROVAL_INPUT_KEY {
+            continue;
+        }
+        let request = match prior {
+            Some(p) => match p.asked.get(&id) {
+                Some(hash) => Some(hash.clone()),
+                // Not asked in the round this answers: ignored.
+                None => continue,
+            },
+            None => None,
+        };
+        known.insert(id, KnownAnswer { value, request });
+    }
+    known
+}
+
+/// Who a stateless request comes from, as far as it says: the SHA-256 of its `Authorization`
+/// header, empty without one.
+fn caller_of(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
+        .map(|v| hex::encode(sha2::Sha256::digest(v.as_bytes())))
+        .unwrap_or_default()
+}
+
+/// A JSON-RPC invalid-params error carrying `code` as data.
+fn invalid_params(code: ReasonCode, message: String) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("{code}: {message}"),
+        Some(json!({REASON_CODE_KEY: code})),
+    )
+}
+
+/// The `-32021` error for a question of a kind the request's client did not declare.
+fn missing_capability(kind: InputKind) -> ErrorData {
+    let mut required = Map::new();
+    required.insert(kind.capability().to_owned(), json!({}));
+    let mut e = ErrorData::new(
+        rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!(
+            "{}: the tool asks for {kind} input, and the request's client capabilities do not \
+             declare `{}`",
+            ReasonCode::InputUnavailable,
+            kind.capability()
+        ),
+        None,
+    );
+    e.data = Some(json!({
+        "requiredCapabilities": required,
+        REASON_CODE_KEY: ReasonCode::InputUnavailable,
+    }));
+    e
+}
+
+/// The refusal of a call that asked more rounds than allowed.
+fn too_many_rounds() -> CallToolResult {
+    refusal_result(
+        ReasonCode::InputLimitExceeded,
+        &format!("the call asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
+    )
 }
 
 /// `true` when the request speaks 2026-07-28 or later (stateless, per-request `_meta`).
@@ -434,7 +601,10 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         let approver = Arc::new(ElicitationApprover {
             peer: context.peer.clone(),
         });
-        let outcome = self.run_call(name, args, approver, &context).await?;
+        let input: Arc<dyn InputHandler> = Arc::new(PeerInput::new(context.peer.clone()));
+        let outcome = self
+            .run_call(name, args, approver, Some(input), &context)
+            .await?;
         Ok(result_of(outcome).into())
     }
 }
@@ -462,7 +632,7 @@ fn refusal_result(code: ReasonCode, message: &str) -> CallToolResult {
 }
 
 enum ProgressMsg {
-    Report(Progress),
+    Report(ProgressReport),
     Flush(oneshot::Sender<()>),
 }
 
