@@ -180,7 +180,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
     }
 
     /// A literal path joined onto the tracked working directory.
-    fn str_target(&self, p: &str) -> EffectTarget {
+    pub(super) fn str_target(&self, p: &str) -> EffectTarget {
         if p.contains('$') {
             return EffectTarget::Unknown;
         }
@@ -253,6 +253,17 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     /// The effects of one unwrapped command.
     pub(super) fn command_effects(&mut self, inv: &Inv<'t>, name: &str) {
+        if inv.wrappers.iter().any(|w| w == "xargs") {
+            // `xargs -a FILE CMD`: the items come from FILE.
+            for (o, w) in &inv.wrapper_opts {
+                if matches!(o.as_str(), "-a" | "--arg-file") {
+                    let at = self.base.unwrap_or(pos(inv.node));
+                    let ev = self.ev(inv);
+                    let target = self.path_target(w);
+                    self.sink.effect(EffectKind::FileRead, target, at, ev);
+                }
+            }
+        }
         let path_named = inv
             .name_word
             .as_ref()
@@ -1018,7 +1029,7 @@ fn value_options(name: &str) -> &'static [&'static str] {
 }
 
 /// The operands of command `name`: its words without options and the values they take.
-fn operands_of<'a, 't>(name: &str, args: &'a [Word<'t>]) -> Vec<&'a Word<'t>> {
+pub(super) fn operands_of<'a, 't>(name: &str, args: &'a [Word<'t>]) -> Vec<&'a Word<'t>> {
     let takes = value_options(name);
     let mut out = Vec::new();
     let (mut done, mut skip) = (false, false);
