@@ -189,9 +189,9 @@ pub(crate) fn is_sensitive(path: &str) -> bool {
         || (p.starts_with("/proc/") && p.ends_with("/environ"))
 }
 
-/// `true` for directories whose listing shows what is worth stealing: `/etc`, `/etc/ssh`,
-/// `/root`, other users' homes, and the key and cloud credential directories of any home
-/// (`~/.ssh`, `~/.aws`, `~/.gnupg`...), with a glob (`/etc/*`) standing for its directory.
+/// `true` for directories whose listing shows what is worth stealing: `/etc/ssh`, `/root`,
+/// other users' homes, and the key and cloud credential directories of any home
+/// (`~/.ssh`, `~/.aws`, `~/.gnupg`...), with a glob (`/root/*`) standing for its directory.
 pub(crate) fn is_sensitive_dir(path: &str) -> bool {
     let mut p = path.to_ascii_lowercase();
     while let Some((dir, last)) = p.rsplit_once('/') {
@@ -208,7 +208,7 @@ pub(crate) fn is_sensitive_dir(path: &str) -> bool {
         }
     }
     let p = p.trim_end_matches('/');
-    matches!(p, "/etc" | "/etc/ssh" | "/root" | "/home")
+    matches!(p, "/etc/ssh" | "/root" | "/home")
         || p.starts_with("/root/")
         || [
             ".ssh",
