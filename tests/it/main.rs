@@ -34,6 +34,7 @@ mod safety_policy;
 mod safety_python;
 mod safety_robustness;
 mod safety_secrets;
+mod safety_strace;
 mod sandbox;
 mod scan_off;
 mod schema_agreement;

@@ -16,7 +16,7 @@ const WORKSPACE: &str = "/work/project";
 
 /// Share of risky programs not allowed, per language, reached so far: raise it, never lower it.
 /// The known misses are pinned per category in `expected.txt`.
-const RISKY_NOT_ALLOWED_MIN: f64 = 0.99;
+const RISKY_NOT_ALLOWED_MIN: f64 = 1.0;
 
 /// The committed figures: `(language, set, category)` → `[allow, review, deny]`.
 fn expected() -> BTreeMap<(String, String, String), [usize; 3]> {
@@ -390,4 +390,136 @@ fn each_detection_lists_its_effect_with_position_target_and_verdict() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `xargs` running its input as code or reading a file, `awk` running commands and writing files,
+/// huge byte buffers: each caught, with the rule that says why; their benign forms allowed.
+#[test]
+fn xargs_awk_and_byte_buffers_are_seen_through() {
+    let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
+    let cases: &[(ScriptLang, &str, SafetyDecision, &str)] = &[
+        (
+            ScriptLang::Bash,
+            "xargs -a cmds.txt sh -c",
+            SafetyDecision::NeedsHumanReview,
+            "BASH-INDIRECT-EXEC",
+        ),
+        (
+            ScriptLang::Bash,
+            "xargs -a cmds.txt -I{} sh -c '{}'",
+            SafetyDecision::NeedsHumanReview,
+            "BASH-INDIRECT-EXEC",
+        ),
+        (
+            ScriptLang::Bash,
+            "xargs -a /etc/shadow echo",
+            SafetyDecision::Deny,
+            "EFFECT-SENSITIVE-READ",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk 'BEGIN{system(\"rm -rf /\")}'",
+            SafetyDecision::Deny,
+            "BASH-RM-ROOT",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk -v c=\"$CMD\" 'BEGIN{system(c)}'",
+            SafetyDecision::NeedsHumanReview,
+            "BASH-INDIRECT-EXEC",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk 'BEGIN{while ((\"cat /etc/shadow\" | getline l) > 0) print l}'",
+            SafetyDecision::Deny,
+            "EFFECT-SENSITIVE-READ",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk 'BEGIN{while ((getline l < \"/etc/shadow\") > 0) print l}'",
+            SafetyDecision::Deny,
+            "EFFECT-SENSITIVE-READ",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk '{print $1 | \"sh\"}' cmds.txt",
+            SafetyDecision::NeedsHumanReview,
+            "BASH-INDIRECT-EXEC",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk 'BEGIN{print \"x\" > \"/etc/passwd\"}'",
+            SafetyDecision::Deny,
+            "BASH-WRITE-SYSTEM",
+        ),
+        (
+            ScriptLang::Python,
+            "x = bytes(10**3) * 10**9",
+            SafetyDecision::NeedsHumanReview,
+            "PY-RESOURCE",
+        ),
+        (
+            ScriptLang::Python,
+            "buf = bytearray(10**12)",
+            SafetyDecision::NeedsHumanReview,
+            "PY-RESOURCE",
+        ),
+        (
+            ScriptLang::Python,
+            "data = b\"x\" * 10**12",
+            SafetyDecision::NeedsHumanReview,
+            "PY-RESOURCE",
+        ),
+        (
+            ScriptLang::Bash,
+            "ls /etc/ssh",
+            SafetyDecision::NeedsHumanReview,
+            "EFFECT-OUTSIDE-WORKSPACE",
+        ),
+        (
+            ScriptLang::Python,
+            "import os\nos.listdir('/root')",
+            SafetyDecision::NeedsHumanReview,
+            "EFFECT-OUTSIDE-WORKSPACE",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (lang, s, decision, rule) in cases {
+        let r = scanner.scan(&request(*lang, s));
+        if r.decision != *decision || !r.rule_ids().contains(rule) {
+            wrong.push(format!(
+                "{s:?}: {} {:?}, want {decision} with {rule}",
+                r.decision,
+                r.rule_ids()
+            ));
+        }
+    }
+    // Listing a sensitive directory needs a human even when no workspace is known.
+    for (lang, s) in [
+        (ScriptLang::Bash, "ls /etc/ssh"),
+        (ScriptLang::Python, "import glob\nglob.glob('/root/.ssh/*')"),
+    ] {
+        let r = scanner.scan(&SafetyScanRequest::new("corpus", lang, s));
+        if r.decision == SafetyDecision::Allow {
+            wrong.push(format!("{s:?} without a workspace: allowed"));
+        }
+    }
+    for (lang, s) in [
+        (
+            ScriptLang::Bash,
+            "awk '{print $1 > \"out/names.txt\"}' data/users.csv",
+        ),
+        (
+            ScriptLang::Bash,
+            "awk -F, '{s+=$3} END {print s}' data/sales.csv",
+        ),
+        (ScriptLang::Bash, "xargs -a files.txt wc -l"),
+        (ScriptLang::Python, "buf = bytearray(4096)"),
+    ] {
+        let r = scanner.scan(&request(lang, s));
+        if r.decision != SafetyDecision::Allow {
+            wrong.push(format!("benign {s:?}: {} {:?}", r.decision, r.rule_ids()));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

@@ -57,7 +57,9 @@ pub enum EffectKind {
     ProcessSpawn,
     /// Signals or kills processes.
     ProcessControl {
-        /// The process id, name or pattern signalled.
+        /// The process id, name or pattern signalled (`signalled` in JSON: the effect's own
+        /// `target` field is beside it).
+        #[serde(rename = "signalled")]
         target: String,
     },
     /// Reads an environment variable.
@@ -402,7 +404,7 @@ mod tests {
             EffectKind::EnvRead { name: "X".into() },
             EffectKind::ProcessControl { target: "1".into() },
         ] {
-            let v = serde_json::to_value(Effect {
+            let e = Effect {
                 kind: k.clone(),
                 target: EffectTarget::Unknown,
                 line: 1,
@@ -410,9 +412,12 @@ mod tests {
                 evidence: String::new(),
                 verdict: SafetyDecision::Allow,
                 rule_id: None,
-            })
-            .expect("serializes");
+            };
+            let v = serde_json::to_value(&e).expect("serializes");
             assert_eq!(v["kind"], k.name());
+            // No field of a kind collides with the effect's own (`target`): it reads back.
+            let back: Effect = serde_json::from_value(v).expect("reads back");
+            assert_eq!(back, e);
         }
     }
 

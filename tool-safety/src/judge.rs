@@ -189,6 +189,41 @@ pub(crate) fn is_sensitive(path: &str) -> bool {
         || (p.starts_with("/proc/") && p.ends_with("/environ"))
 }
 
+/// `true` for directories whose listing shows what is worth stealing: `/etc/ssh`, `/root`,
+/// other users' homes, and the key and cloud credential directories of any home
+/// (`~/.ssh`, `~/.aws`, `~/.gnupg`...), with a glob (`/root/*`) standing for its directory.
+pub(crate) fn is_sensitive_dir(path: &str) -> bool {
+    let mut p = path.to_ascii_lowercase();
+    while let Some((dir, last)) = p.rsplit_once('/') {
+        if !last.contains(['*', '?', '[']) && !last.is_empty() {
+            break;
+        }
+        p = if dir.is_empty() {
+            "/".to_owned()
+        } else {
+            dir.to_owned()
+        };
+        if p == "/" {
+            break;
+        }
+    }
+    let p = p.trim_end_matches('/');
+    matches!(p, "/etc/ssh" | "/root" | "/home")
+        || p.starts_with("/root/")
+        || [
+            ".ssh",
+            ".aws",
+            ".gnupg",
+            ".kube",
+            ".docker",
+            ".config/gcloud",
+            ".password-store",
+        ]
+        .iter()
+        .any(|d| p.ends_with(&format!("/{d}")) || p == format!("~/{d}"))
+        || is_sensitive(p)
+}
+
 /// What a network effect `sends` when the data came from reading a file outside the workspace
 /// or a sensitive one.
 pub(crate) const CONTENT_OF_OUTSIDE: &str = "content of a file outside the workspace";
@@ -253,7 +288,8 @@ pub(crate) fn judge(effects: &[Effect], ws: &Workspace<'_>, allow: &[String]) ->
                         let listing = *k == EffectKind::DirList;
                         if !listing && (is_sensitive(&resolved) || is_sensitive(v)) {
                             out.push(at(finding(id::EFFECT_SENSITIVE_READ, &ev), e));
-                        } else if (ws.root.is_some() || listing && is_sensitive(&resolved))
+                        } else if (ws.root.is_some()
+                            || listing && (is_sensitive(&resolved) || is_sensitive_dir(&resolved)))
                             && matches!(place, Place::System | Place::Home | Place::Elsewhere)
                         {
                             out.push(at(finding(id::EFFECT_OUTSIDE_WORKSPACE, &ev), e));

@@ -53,6 +53,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         out: &mut Vec<Inv<'t>>,
         rounds: usize,
     ) {
+        let mut wrapper_opts: Vec<(String, Word<'t>)> = Vec::new();
         loop {
             let Some(first) = argv.first() else { return };
             let name = Self::command_name(first);
@@ -64,6 +65,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     args: argv[1..].to_vec(),
                     assigns,
                     wrappers,
+                    wrapper_opts: wrapper_opts.clone(),
                 });
                 return;
             };
@@ -144,6 +146,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         args: argv[1..].to_vec(),
                         assigns,
                         wrappers,
+                        wrapper_opts: wrapper_opts.clone(),
                     });
                     return;
                 }
@@ -175,7 +178,23 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
                 i += 1;
                 if opts_with_arg.contains(&a.as_str()) {
+                    if let Some(v) = argv.get(i) {
+                        wrapper_opts.push((a.clone(), v.clone()));
+                    }
                     i += 1;
+                } else if let Some((o, v)) = a.split_once('=').filter(|(o, _)| o.starts_with("--"))
+                {
+                    // `--arg-file=FILE`
+                    let mut w = argv[i - 1].clone();
+                    w.lit = Some(v.to_owned());
+                    w.approx = v.to_owned();
+                    wrapper_opts.push((o.to_owned(), w));
+                } else if n == "xargs" && a.len() > 2 && matches!(&a[..2], "-I" | "-a" | "-i") {
+                    // `-I{}`, `-afile`: the value joined to the option.
+                    let mut w = argv[i - 1].clone();
+                    w.lit = Some(a[2..].to_owned());
+                    w.approx = a[2..].to_owned();
+                    wrapper_opts.push((a[..2].to_owned(), w));
                 }
             }
             // `timeout 10 cmd`, `chroot DIR cmd`, `flock FILE cmd`: one positional before the command.
@@ -190,6 +209,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     args: argv[1..].to_vec(),
                     assigns,
                     wrappers,
+                    wrapper_opts: wrapper_opts.clone(),
                 });
                 return;
             }
@@ -231,6 +251,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             args: argv.collect(),
             assigns,
             wrappers,
+            wrapper_opts,
         });
     }
 
@@ -467,6 +488,16 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             "eval" => self.eval(inv, ev),
+            "awk" | "gawk" | "mawk" | "nawk" => {
+                // The program is the first operand, unless `-f FILE` gives it.
+                let from_file = vals.iter().any(|v| *v == "-f" || v.starts_with("--file"));
+                let operands = super::effects::operands_of(name, &inv.args);
+                if let Some(program) = operands.first().filter(|_| !from_file) {
+                    if let Some(code) = program.lit.clone() {
+                        self.awk_program(&code, ev, node);
+                    }
+                }
+            }
             "trap" => {
                 // `trap 'CODE' EXIT`: the code runs later, as shell.
                 if let Some(code) = args.iter().find(|a| !a.val().starts_with('-')) {

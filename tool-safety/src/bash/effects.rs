@@ -180,7 +180,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
     }
 
     /// A literal path joined onto the tracked working directory.
-    fn str_target(&self, p: &str) -> EffectTarget {
+    pub(super) fn str_target(&self, p: &str) -> EffectTarget {
         if p.contains('$') {
             return EffectTarget::Unknown;
         }
@@ -253,6 +253,17 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     /// The effects of one unwrapped command.
     pub(super) fn command_effects(&mut self, inv: &Inv<'t>, name: &str) {
+        if inv.wrappers.iter().any(|w| w == "xargs") {
+            // `xargs -a FILE CMD`: the items come from FILE.
+            for (o, w) in &inv.wrapper_opts {
+                if matches!(o.as_str(), "-a" | "--arg-file") {
+                    let at = self.base.unwrap_or(pos(inv.node));
+                    let ev = self.ev(inv);
+                    let target = self.path_target(w);
+                    self.sink.effect(EffectKind::FileRead, target, at, ev);
+                }
+            }
+        }
         let path_named = inv
             .name_word
             .as_ref()
@@ -373,10 +384,49 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     }
                 }
             }
+            "tar" => self.tar_effects(inv, at, ev),
+            "gzip" | "bzip2" | "xz" | "gunzip" | "bunzip2" | "unxz" => {
+                self.compress_effects(name, &vals, &operands, at, ev);
+            }
+            "zip" => {
+                // `zip ARCHIVE FILE...`: the archive is written, the files read.
+                let operands = operands_of(name, &inv.args);
+                if let Some((archive, files)) = operands.split_first() {
+                    self.file_effect(EffectKind::FileWrite, archive, at, ev);
+                    for w in files {
+                        self.file_effect(EffectKind::FileRead, w, at, ev);
+                    }
+                }
+            }
             n if READERS.contains(&n) => {
-                let skip = usize::from(matches!(n, "sed" | "awk" | "openssl" | "jq" | "yq"));
+                let operands = operands_of(n, &inv.args);
+                // The program is the first operand unless an option gives it (`sed -e`, `awk -f`).
+                let program_in_option = vals.iter().any(|v| {
+                    matches!(*v, "-e" | "-f" | "--expression" | "--file")
+                        || v.starts_with("--expression=")
+                        || v.starts_with("--file=")
+                });
+                let skip = usize::from(
+                    matches!(n, "sed" | "awk" | "openssl" | "jq" | "yq")
+                        && !(matches!(n, "sed" | "awk") && program_in_option),
+                );
+                // `sed -i` edits its files in place; `sort -o FILE` writes FILE.
+                let in_place = n == "sed"
+                    && vals
+                        .iter()
+                        .any(|v| v.starts_with("--in-place") || is_short_flag(v, 'i'));
                 for w in operands.iter().skip(skip) {
                     self.file_effect(EffectKind::FileRead, w, at, ev);
+                    if in_place {
+                        self.file_effect(EffectKind::FileWrite, w, at, ev);
+                    }
+                }
+                if n == "sort" {
+                    if let Some(i) = vals.iter().position(|v| *v == "-o") {
+                        if let Some(w) = inv.args.get(i + 1) {
+                            self.file_effect(EffectKind::FileWrite, w, at, ev);
+                        }
+                    }
                 }
                 if matches!(n, "source" | ".") {
                     if let Some(w) = operands.first() {
@@ -401,8 +451,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     operands.clone()
                 };
                 let delete = n == "find" && vals.contains(&"-delete");
-                if roots.is_empty() && self.cwd.as_deref().is_some_and(|c| c.starts_with('/')) {
-                    let c = self.cwd.clone().unwrap_or_default();
+                if roots.is_empty() && self.cwd.is_some() {
+                    // No operand: the working directory (`.` where the script starts).
+                    let c = join_norm(self.cwd.as_deref().unwrap_or_default(), ".");
                     let kind = if delete {
                         EffectKind::FileDelete
                     } else {
@@ -595,6 +646,131 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
     }
 
+    /// `tar`: the archive written (`c`, `r`, `u`) or read (`x`, `t`), the files put in it (after
+    /// `-C DIR`, relative to DIR), the directory an extraction writes to.
+    fn tar_effects(&mut self, inv: &Inv<'t>, at: (u32, u32), ev: &str) {
+        let args = &inv.args;
+        let (mut mode, mut archive, mut dir) = (None, None::<EffectTarget>, None::<String>);
+        let mut files: Vec<EffectTarget> = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let v = args[i].val();
+            let bundle = if i == 0 && !v.starts_with('-') {
+                Some(v)
+            } else if v.starts_with('-') && !v.starts_with("--") {
+                Some(&v[1..])
+            } else {
+                None
+            };
+            if let Some(b) = bundle.filter(|b| b.chars().all(|c| c.is_ascii_alphabetic())) {
+                for c in b.chars() {
+                    if matches!(c, 'c' | 'x' | 't' | 'r' | 'u') {
+                        mode = Some(c);
+                    }
+                }
+                // Options that take a value take the next words, in order (`-cf A`, `-C D`).
+                for c in b.chars().filter(|c| matches!(c, 'f' | 'C')) {
+                    i += 1;
+                    let Some(w) = args.get(i) else { break };
+                    if c == 'f' {
+                        archive = Some(self.path_target(w));
+                    } else {
+                        dir = w.lit.clone();
+                    }
+                }
+            } else if let Some(a) = v.strip_prefix("--file=") {
+                archive = Some(self.str_target(a));
+            } else if let Some(d) = v.strip_prefix("--directory=") {
+                dir = Some(d.to_owned());
+            } else if let Some(m) = v.strip_prefix("--") {
+                match m {
+                    "create" => mode = Some('c'),
+                    "extract" | "get" => mode = Some('x'),
+                    "list" => mode = Some('t'),
+                    "append" => mode = Some('r'),
+                    _ => {}
+                }
+            } else if !v.starts_with('-') {
+                files.push(match (&dir, args[i].lit.as_deref()) {
+                    (Some(d), Some(f)) if !f.starts_with(['/', '~']) => {
+                        self.str_target(&join_norm(d, f))
+                    }
+                    (None, _) => self.path_target(&args[i]),
+                    _ => self.path_target(&args[i]),
+                });
+            }
+            i += 1;
+        }
+        let archive = archive.filter(|a| a.values() != ["-"]);
+        match mode {
+            Some('c' | 'r' | 'u') => {
+                if let Some(a) = archive {
+                    self.sink.effect(EffectKind::FileWrite, a, at, ev);
+                }
+                for f in files {
+                    self.sink.effect(EffectKind::FileRead, f, at, ev);
+                }
+            }
+            Some('x') => {
+                if let Some(a) = archive {
+                    self.sink.effect(EffectKind::FileRead, a, at, ev);
+                }
+                let to = dir.map_or_else(|| self.str_target("."), |d| self.str_target(&d));
+                self.sink.effect(EffectKind::FileWrite, to, at, ev);
+            }
+            _ => {
+                if let Some(a) = archive {
+                    self.sink.effect(EffectKind::FileRead, a, at, ev);
+                }
+            }
+        }
+    }
+
+    /// `gzip FILE` reads FILE and writes `FILE.gz` (and removes FILE unless `-k`); `-d` the other
+    /// way round; `-c` writes to the standard output.
+    fn compress_effects(
+        &mut self,
+        name: &str,
+        vals: &[&str],
+        operands: &[&Word<'t>],
+        at: (u32, u32),
+        ev: &str,
+    ) {
+        let flag = |c: char, long: &str| vals.iter().any(|v| *v == long || is_short_flag(v, c));
+        let decompress = name.starts_with("gun")
+            || name.starts_with("bun")
+            || name == "unxz"
+            || flag('d', "--decompress");
+        let to_stdout = flag('c', "--stdout") || flag('t', "--test") || flag('l', "--list");
+        let keep = flag('k', "--keep");
+        let ext = match name {
+            "bzip2" | "bunzip2" => ".bz2",
+            "xz" | "unxz" => ".xz",
+            _ => ".gz",
+        };
+        for w in operands {
+            self.file_effect(EffectKind::FileRead, w, at, ev);
+            if to_stdout {
+                continue;
+            }
+            let Some(v) = w.lit.as_deref() else { continue };
+            let out = if decompress {
+                v.strip_suffix(ext)
+                    .or_else(|| v.strip_suffix(".tgz"))
+                    .map(str::to_owned)
+            } else {
+                Some(format!("{v}{ext}"))
+            };
+            if let Some(o) = out {
+                let t = self.str_target(&o);
+                self.sink.effect(EffectKind::FileCreate, t, at, ev);
+            }
+            if !keep {
+                self.file_effect(EffectKind::FileDelete, w, at, ev);
+            }
+        }
+    }
+
     /// The roots of the `find` command `node` (the words after `find` before its first test).
     fn find_roots(&self, node: Node<'t>) -> EffectTarget {
         let mut cursor = node.walk();
@@ -777,6 +953,9 @@ fn is_effect_command(name: &str) -> bool {
         || matches!(
             name,
             "cd" | "pushd"
+                | "gunzip"
+                | "bunzip2"
+                | "unxz"
                 | "grep"
                 | "egrep"
                 | "fgrep"
@@ -817,6 +996,60 @@ fn is_effect_command(name: &str) -> bool {
                 | "declare"
                 | "set"
         )
+}
+
+/// `true` when `v` is a bundle of short options holding `c` (`-i`, `-ni`, not `--in`).
+fn is_short_flag(v: &str, c: char) -> bool {
+    v.strip_prefix('-').is_some_and(|b| {
+        !b.starts_with('-')
+            && !b.is_empty()
+            && b.chars().all(|x| x.is_ascii_alphabetic())
+            && b.contains(c)
+    })
+}
+
+/// The short options of a reader that take the next word as their value (`head -n 20`).
+fn value_options(name: &str) -> &'static [&'static str] {
+    match name {
+        "head" | "tail" => &["-n", "-c"],
+        "sort" => &["-k", "-t", "-o", "-S", "-T"],
+        "cut" => &["-d", "-f", "-c", "-b"],
+        "uniq" => &["-f", "-s", "-w"],
+        "xxd" => &["-l", "-s", "-c", "-g"],
+        "od" => &["-N", "-j", "-t", "-A", "-w"],
+        "base64" | "base32" => &["-w"],
+        "nl" => &["-w", "-s", "-b"],
+        "strings" => &["-n", "-t"],
+        "awk" => &["-F", "-v", "-f"],
+        "sed" => &["-e", "-f"],
+        "diff" => &["-U", "-C"],
+        "zip" => &["-x", "-i", "-P"],
+        _ => &[],
+    }
+}
+
+/// The operands of command `name`: its words without options and the values they take.
+pub(super) fn operands_of<'a, 't>(name: &str, args: &'a [Word<'t>]) -> Vec<&'a Word<'t>> {
+    let takes = value_options(name);
+    let mut out = Vec::new();
+    let (mut done, mut skip) = (false, false);
+    for a in args {
+        let v = a.val();
+        if skip {
+            skip = false;
+            continue;
+        }
+        if !done && v == "--" {
+            done = true;
+            continue;
+        }
+        if done || !v.starts_with('-') || v == "-" {
+            out.push(a);
+        } else if takes.contains(&v) {
+            skip = true;
+        }
+    }
+    out
 }
 
 /// `--data=@file` and `-d@file` spelt as one word.

@@ -190,6 +190,21 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     pub(super) fn interpreter(&mut self, inv: &Inv<'t>, kind: Interp, ev: &str) {
         let u = interp_use(kind, &inv.args);
+        if inv.wrappers.iter().any(|w| w == "xargs") {
+            // `xargs -a cmds.txt sh -c`, `xargs -I{} sh -c '{}'`: the code is the input's items.
+            let replace: Vec<&str> = inv
+                .wrapper_opts
+                .iter()
+                .filter(|(o, _)| matches!(o.as_str(), "-I" | "-i" | "--replace"))
+                .map(|(_, w)| w.val())
+                .collect();
+            let from_input = u.code_missing
+                || u.code
+                    .is_some_and(|c| replace.iter().any(|r| !r.is_empty() && c.val().contains(r)));
+            if from_input && kind != Interp::Other {
+                self.push(finding(id::BASH_INDIRECT_EXEC, ev), inv.node);
+            }
+        }
         if let Some(code) = &u.code {
             match &code.lit {
                 Some(text) => {

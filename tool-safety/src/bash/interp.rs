@@ -31,6 +31,8 @@ pub(super) fn is_python(n: &str) -> bool {
 pub(super) struct InterpUse<'w, 't> {
     pub(super) code: Option<&'w Word<'t>>,
     pub(super) stdin: bool,
+    /// `-c` is the last word: the code is the next argument, given at run time (`xargs sh -c`).
+    pub(super) code_missing: bool,
 }
 
 /// How an interpreter is invoked: inline code (`-c`), a script file, a module, or stdin.
@@ -52,24 +54,28 @@ pub(super) fn interp_use<'w, 't>(kind: Interp, args: &'w [Word<'t>]) -> InterpUs
             return InterpUse {
                 code: Some(&args[i]),
                 stdin: false,
+                code_missing: false,
             };
         }
         if v == "--" {
             return InterpUse {
                 code: None,
                 stdin: i + 1 >= args.len(),
+                code_missing: false,
             };
         }
         if v == "-" || v == "-s" {
             return InterpUse {
                 code: None,
                 stdin: true,
+                code_missing: false,
             };
         }
         if kind == Interp::Python && (v == "-m" || v.starts_with("-m")) {
             return InterpUse {
                 code: None,
                 stdin: false,
+                code_missing: false,
             };
         }
         if v.starts_with('-') || v.starts_with('+') {
@@ -89,10 +95,12 @@ pub(super) fn interp_use<'w, 't>(kind: Interp, args: &'w [Word<'t>]) -> InterpUs
         return InterpUse {
             code: None,
             stdin: false,
+            code_missing: false,
         };
     }
     InterpUse {
         code: None,
         stdin: !want_code,
+        code_missing: want_code,
     }
 }

@@ -2,13 +2,15 @@
 //!
 //! `walk` holds the scan's state and the node walk; the rules extend its walker by concern:
 //! `words` (word decoding), `commands` (unwrapping and command rules), `exec` (nested
-//! interpreters and generated code), `writes` (redirections and deletions). `text`, `interp` and
+//! interpreters and generated code), `awk` (programs of `awk`), `writes` (redirections and
+//! deletions). `text`, `interp` and
 //! `parse` are leaves. No file here imports `mod.rs`, which only declares and re-exports.
 
 // Arms dispatch on the command or callee name; folding their conditions into guards would
 // blur which name an arm is about.
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
+mod awk;
 mod commands;
 mod effects;
 mod exec;

@@ -110,6 +110,8 @@ pub(super) struct Inv<'t> {
     pub(super) args: Vec<Word<'t>>,
     pub(super) assigns: Vec<(String, Word<'t>)>,
     pub(super) wrappers: Vec<String>,
+    /// Options the wrappers were given with their values (`xargs -a FILE`, `-I {}`).
+    pub(super) wrapper_opts: Vec<(String, Word<'t>)>,
 }
 
 #[derive(Clone, Copy, Default)]

@@ -56,6 +56,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             self.network = true;
         }
         self.call_effects(&q, c, &args);
+        self.huge_buffer(&q, c);
         self.inline_call(c, &args);
         if q == "urllib.request.urlretrieve" || q == "wget.download" {
             if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(a, 0)) {
@@ -612,22 +613,67 @@ impl<'t, 's: 't> Py<'_, 's> {
         if b.op != Operator::Mult {
             return;
         }
-        let seq = |e: &Expr| {
-            matches!(
-                e,
-                Expr::List(_) | Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::Tuple(_)
-            )
+        // The elements of `seq * n` (`b"x" * 10**12`, `bytes(10**3) * 10**9`, `[0] * 10**12`).
+        let count = match (self.seq_len(&b.left, 0), self.seq_len(&b.right, 0)) {
+            (Some(len), _) => int_value(&b.right, 0).map(|n| n.saturating_mul(len)),
+            (_, Some(len)) => int_value(&b.left, 0).map(|n| n.saturating_mul(len)),
+            _ => None,
         };
-        let count = if seq(&b.left) {
-            int_value(&b.right, 0)
-        } else if seq(&b.right) {
-            int_value(&b.left, 0)
-        } else {
-            None
-        };
-        if count.is_some_and(|c| c >= 1_000_000_000) {
+        if count.is_some_and(|c| c >= HUGE) {
             let ev = self.text(b.range).to_owned();
             self.push(finding(id::PY_RESOURCE, &ev), b.range);
+        }
+    }
+
+    /// The length of the sequence `e` builds, when known: a literal, `bytes(n)`,
+    /// `bytearray(n)`, or a product of those.
+    fn seq_len(&self, e: &Expr, depth: usize) -> Option<u128> {
+        if depth > 16 {
+            return None;
+        }
+        let len = |n: usize| Some(u128::try_from(n).unwrap_or(u128::MAX).max(1));
+        match e {
+            Expr::List(l) => len(l.elts.len()),
+            Expr::Tuple(t) => len(t.elts.len()),
+            Expr::StringLiteral(s) => len(s.value.len()),
+            Expr::BytesLiteral(b) => len(b.value.bytes().count()),
+            Expr::Call(c) => {
+                let q = self.resolve(&c.func, 0)?;
+                if !matches!(q.as_str(), "bytes" | "bytearray") {
+                    return None;
+                }
+                match c.arguments.args.first() {
+                    Some(a) => int_value(a, 0),
+                    None => Some(0),
+                }
+            }
+            Expr::BinOp(b) if b.op == Operator::Mult => {
+                match (
+                    self.seq_len(&b.left, depth + 1),
+                    self.seq_len(&b.right, depth + 1),
+                ) {
+                    (Some(l), _) => int_value(&b.right, 0).map(|n| n.saturating_mul(l)),
+                    (_, Some(r)) => int_value(&b.left, 0).map(|n| n.saturating_mul(r)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `bytes(n)` and `bytearray(n)` with a huge `n`: that many bytes at once.
+    pub(super) fn huge_buffer(&mut self, q: &str, c: &'t ExprCall) {
+        if !matches!(q, "bytes" | "bytearray") {
+            return;
+        }
+        if c.arguments
+            .args
+            .first()
+            .and_then(|a| int_value(a, 0))
+            .is_some_and(|n| n >= HUGE)
+        {
+            let ev = self.text(c.range()).to_owned();
+            self.push(finding(id::PY_RESOURCE, &ev), c.range());
         }
     }
 
@@ -731,6 +777,9 @@ impl<'t, 's: 't> Py<'_, 's> {
 }
 
 /// The value of a constant integer expression (`10**12`, `1 << 40`, `4 * 1024`), saturating.
+/// Elements or bytes from which one allocation is resource abuse.
+const HUGE: u128 = 1_000_000_000;
+
 pub(super) fn int_value(e: &Expr, depth: usize) -> Option<u128> {
     if depth > 16 {
         return None;

@@ -11,6 +11,9 @@ use super::walk::*;
 
 const HTTP_ROOTS: &[&str] = &["requests", "httpx", "urllib3", "aiohttp"];
 
+/// Calls that open an archive: `(name, mode)` first.
+const ARCHIVE_OPENERS: &[&str] = &["tarfile.open", "tarfile.TarFile", "zipfile.ZipFile"];
+
 impl<'t, 's: 't> Py<'_, 's> {
     /// The value of an f-string with fields, a `%` or a `.format` of constants.
     pub(super) fn fmt_value(&self, e: &'t Expr, depth: usize) -> Option<String> {
@@ -200,6 +203,28 @@ impl<'t, 's: 't> Py<'_, 's> {
                 self.fx(EffectKind::Link, p1, c);
             }
             "os.mkdir" | "os.makedirs" => self.fx(EffectKind::FileCreate, p0, c),
+            // A database file is opened for writing, and created when missing.
+            "sqlite3.connect" | "dbm.open" => {
+                let db = p0.or_else(|| args.keyword("database"));
+                if db.and_then(|d| self.string(d)).as_deref() != Some(":memory:") {
+                    self.fx(EffectKind::FileWrite, db, c);
+                }
+            }
+            q if ARCHIVE_OPENERS.contains(&q) => {
+                let mode = p1
+                    .or_else(|| args.keyword("mode"))
+                    .and_then(|m| self.string(m))
+                    .unwrap_or_else(|| "r".to_owned());
+                let kind = if mode.starts_with(['w', 'a', 'x']) {
+                    EffectKind::FileWrite
+                } else {
+                    EffectKind::FileRead
+                };
+                let name = p0
+                    .or_else(|| args.keyword("name"))
+                    .or_else(|| args.keyword("file"));
+                self.fx(kind, name, c);
+            }
             "os.kill" | "os.killpg" => {
                 let Some(pid) = p0 else { return };
                 let t = self.text(pid.range()).to_owned();
@@ -215,7 +240,55 @@ impl<'t, 's: 't> Py<'_, 's> {
                     &ev,
                 );
             }
-            _ => self.http_call(q, c, args),
+            _ => {
+                self.archive_member_call(c, args);
+                self.http_call(q, c, args);
+            }
+        }
+    }
+
+    /// `true` when `e` is an archive opened by `tarfile` or `zipfile`, or a name bound to one.
+    pub(super) fn is_archive(&self, e: &'t Expr) -> bool {
+        match e {
+            Expr::Name(n) => self.archives.contains(n.id.as_str()),
+            Expr::Call(c) => self
+                .resolve(&c.func, 0)
+                .is_some_and(|q| ARCHIVE_OPENERS.contains(&q.as_str())),
+            _ => false,
+        }
+    }
+
+    /// Calls on an archive: `t.add(p)` and `z.write(p)` read `p`, `extractall(dir)` writes there.
+    fn archive_member_call(&mut self, c: &'t ExprCall, args: &Args<'t>) {
+        let Expr::Attribute(a) = &*c.func else { return };
+        if !self.is_archive(&a.value) {
+            return;
+        }
+        let p0 = args.positional.first().copied();
+        match a.attr.as_str() {
+            "add" | "write" => {
+                self.fx(EffectKind::FileRead, p0.or_else(|| args.keyword("name")), c)
+            }
+            "extractall" | "extract" => {
+                let dir = if a.attr.as_str() == "extractall" {
+                    p0.or_else(|| args.keyword("path"))
+                } else {
+                    args.positional
+                        .get(1)
+                        .copied()
+                        .or_else(|| args.keyword("path"))
+                };
+                match dir {
+                    Some(d) => self.fx(EffectKind::FileWrite, Some(d), c),
+                    None => {
+                        let at = self.at(c.range());
+                        let ev = self.text(c.range()).to_owned();
+                        let t = EffectTarget::Resolved(".".to_owned());
+                        self.sink.effect(EffectKind::FileWrite, t, at, &ev);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 

@@ -121,6 +121,16 @@ impl<'t, 's: 't> Py<'_, 's> {
                     _ => None,
                 }
             }
+            // `p.parent`: the directory of a known path.
+            Expr::Attribute(a) if a.attr.as_str() == "parent" => {
+                let base = self.path_value(&a.value, depth + 1)?;
+                let base = base.trim_end_matches('/');
+                Some(match base.rsplit_once('/') {
+                    Some(("", _)) => "/".to_owned(),
+                    Some((dir, _)) => dir.to_owned(),
+                    None => ".".to_owned(),
+                })
+            }
             Expr::Attribute(_) => match self.resolve(e, depth + 1)?.as_str() {
                 "os.sep" | "os.path.sep" | "os.altsep" => Some("/".to_owned()),
                 "os.curdir" | "os.path.curdir" => Some(".".to_owned()),

@@ -65,6 +65,7 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         inlined: 0,
         decoded: HashSet::new(),
         handles: HashMap::new(),
+        archives: HashSet::new(),
         socket_at: None,
         stream_hijack_at: None,
         network: false,
@@ -196,6 +197,8 @@ pub(super) struct Py<'a, 's> {
     pub(super) decoded: HashSet<String>,
     /// Names bound to files opened for writing (`with open(p, 'wb') as f`), by the file's path.
     pub(super) handles: HashMap<String, String>,
+    /// Names bound to an open `tarfile` or `zipfile` archive.
+    pub(super) archives: HashSet<String>,
 }
 
 /// Most function calls scanned again per script.
@@ -323,6 +326,7 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                             Some(p) => self.handles.insert(n.id.as_str().to_owned(), p),
                             None => self.handles.remove(n.id.as_str()),
                         };
+                        self.bind_archive(n.id.as_str(), &item.context_expr);
                     }
                 }
             }
@@ -443,6 +447,15 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
     }
 
+    /// Remember whether `name` now holds an open archive.
+    fn bind_archive(&mut self, name: &str, value: &'t Expr) {
+        if self.is_archive(value) {
+            self.archives.insert(name.to_owned());
+        } else {
+            self.archives.remove(name);
+        }
+    }
+
     /// `target = value`; `last` is false for the outer targets of a chained assignment.
     pub(super) fn assignment(&mut self, target: &'t Expr, value: &'t Expr, last: bool) {
         if let Expr::Tuple(t) = target {
@@ -458,6 +471,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             Some(p) => self.handles.insert(name.clone(), p),
             None => self.handles.remove(&name),
         };
+        self.bind_archive(&name, value);
         if self.decodes(value) {
             self.decoded.insert(name.clone());
         } else {
