@@ -9,6 +9,7 @@ use tool_core::guard::workspace::{FileKind, WorkspaceFsError};
 use tool_core::registry::RegistryError;
 use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
 
+pub mod agent_loop;
 pub mod demo;
 mod limits;
 pub mod media;
