@@ -16,6 +16,13 @@ pub mod media;
 
 pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
 
+/// Every Rust block of the README, compiled (and, unless `no_run`, run) as a doctest so it
+/// stays true. Here rather than in `tool-core`: this crate has every feature of `tool-core` on
+/// and the example tools the README names.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Longest value `remember` keeps, in characters: the session state is sent back to the model
 /// and copied into every later call's context, so it stays small.
 pub const MAX_MEMORY_CHARS: usize = 4096;
