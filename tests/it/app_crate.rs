@@ -1,7 +1,9 @@
 //! An application crate outside this workspace, as a new user writes one: its tools in a library,
 //! the CLI in a binary. Pins issue 16's first finding: a binary that never names its tool library
 //! lost every tool silently (`list` printed nothing and exited 0); and its `State<T>` tool, which
-//! runs only where the application registers the resource, under the application's own name.
+//! runs only where the application registers the resource, under the application's own name; a
+//! parameter with a default, a list returned as structured output, the application's own error
+//! type with its code, and an executor of its own with a closure as approver.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,6 +20,99 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).expect("write");
 }
 
+/// The rest of `mytools`: a default, a list, an error type with a code, a tool that asks.
+const MORE_TOOLS: &str = r#"
+/// Search the index.
+///
+/// # Arguments
+/// * `query` - what to look for
+/// * `limit` - how many results
+#[tool(risk = "read_only")]
+pub fn search(query: String, #[arg(default = 3)] limit: u32) -> tool_core::Json<Vec<String>> {
+    tool_core::Json((1..=limit).map(|i| format!("{query}{i}")).collect())
+}
+
+/// The library's own error type.
+#[derive(Debug)]
+pub enum StoreError {
+    /// No such key.
+    Missing(String),
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Missing(k) => write!(f, "no key `{k}`"),
+        }
+    }
+}
+
+impl tool_core::outcome::ToolErrorCode for StoreError {
+    fn code(&self) -> &str {
+        "missing_key"
+    }
+}
+
+fn load(key: &str) -> Result<String, StoreError> {
+    Err(StoreError::Missing(key.to_owned()))
+}
+
+/// Fetch a stored value.
+///
+/// # Arguments
+/// * `key` - the key
+#[tool(risk = "read_only")]
+pub fn fetch(key: String) -> Result<String, tool_core::outcome::ToolError> {
+    Ok(load(&key)?)
+}
+
+/// Store a value.
+///
+/// # Arguments
+/// * `key` - the key
+/// * `value` - the value
+#[tool(risk = "mutation")]
+pub fn store(key: String, value: String) -> String {
+    format!("stored {key}={value}")
+}
+"#;
+
+/// An application with an executor of its own: its resource, and a closure as approver that
+/// lets `store` write keys starting with `ok` only. One call per stdin line, one JSON line out.
+const APP_EXEC: &str = r#"use std::sync::Arc;
+
+use tool_core::approval::{self, ApprovalDecision};
+use tool_core::{Executor, ExecutorConfig, Registry};
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let ws = std::env::args().nth(1).ok_or("the workspace")?;
+    let approver = approval::from_fn(|req| {
+        match req.args["key"].as_str() {
+            Some(k) if k.starts_with("ok") => ApprovalDecision::Approve,
+            _ => ApprovalDecision::Deny { reason: format!("`{}` may not write that key", req.tool) },
+        }
+    });
+    let config = ExecutorConfig::new(&ws)
+        .resource(Arc::new(mytools::Hits::default()))
+        .approver(Arc::new(approver));
+    let executor = Executor::new(Arc::new(Registry::from_inventory()?), config)?;
+    let session = executor.new_session();
+    for line in std::io::stdin().lines() {
+        let r = executor.execute_text(&session, &line?).await;
+        let out = serde_json::json!({
+            "status": r.status.as_str(),
+            "code": r.code.map(|c| c.as_str()),
+            "error_code": r.error_code,
+            "message": r.message,
+            "output": r.output,
+        });
+        println!("{out}");
+    }
+    Ok(())
+}
+"#;
+
 /// A scratch workspace: `mytools` (one `#[tool]`), `app_without_use` (never names `mytools`) and
 /// `app_with_use` (`use mytools as _;`). Built into this workspace's target directory, with its
 /// lock file and profile, so the kit's dependencies are not compiled again.
@@ -27,7 +122,7 @@ fn build_scratch_workspace(dir: &Path) -> PathBuf {
     let core = core.to_str().expect("a UTF-8 path");
     write(
         &dir.join("Cargo.toml"),
-        "[workspace]\nmembers = [\"mytools\", \"app_without_use\", \"app_with_use\", \"app_state\"]\n\
+        "[workspace]\nmembers = [\"mytools\", \"app_without_use\", \"app_with_use\", \"app_state\", \"app_exec\"]\n\
          resolver = \"2\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n",
     );
     let dep = format!("tool-core = {{ path = {core:?}, features = [\"cli\"] }}\n");
@@ -40,13 +135,16 @@ fn build_scratch_workspace(dir: &Path) -> PathBuf {
     );
     write(
         &dir.join("mytools/src/lib.rs"),
-        "use std::sync::atomic::{AtomicU64, Ordering};\nuse std::sync::Arc;\n\
+        &["use std::sync::atomic::{AtomicU64, Ordering};\nuse std::sync::Arc;\n\
          use tool_core::{tool, State};\n\n/// Say hello.\n///\n/// # Arguments\n/// * `name` - who to greet\n\
          #[tool(risk = \"read_only\")]\npub fn greet(name: String) -> String {\n    \
          format!(\"hello {name}\")\n}\n\n/// The application's hit counter.\n#[derive(Default)]\n\
          pub struct Hits(pub AtomicU64);\n\n/// Count a hit.\n#[tool(risk = \"safe\")]\n\
          pub fn hit(State(hits): State<Arc<Hits>>) -> String {\n    \
          (hits.0.fetch_add(1, Ordering::SeqCst) + 1).to_string()\n}\n",
+            MORE_TOOLS,
+        ]
+        .concat(),
     );
     for (bin, head) in [
         ("app_without_use", ""),
@@ -77,6 +175,15 @@ fn build_scratch_workspace(dir: &Path) -> PathBuf {
         "use std::sync::Arc;\n\nfn main() {\n    \
          tool_core::cli!().resource(Arc::new(mytools::Hits::default())).run()\n}\n",
     );
+    write(
+        &dir.join("app_exec/Cargo.toml"),
+        &format!(
+            "[package]\nname = \"app_exec\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nmytools = {{ path = \"../mytools\" }}\n{dep}\
+             serde_json = \"1\"\ntokio = {{ version = \"1\", features = [\"rt-multi-thread\", \"macros\"] }}\n"
+        ),
+    );
+    write(&dir.join("app_exec/src/main.rs"), APP_EXEC);
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -188,4 +295,57 @@ fn a_binary_that_links_no_tool_is_refused_with_the_fix_and_the_fix_works() {
         !help.contains("demo") && !help.contains("tool-core"),
         "{help}"
     );
+    assert!(help.contains("app_state"), "{help}");
+
+    // The default applies when the call leaves the argument out; the list is structured output;
+    // the library's own error type reaches the caller with its code.
+    let calls = "{\"tool\": \"search\", \"args\": {\"query\": \"q\"}}\n\
+                 {\"tool\": \"search\", \"args\": {\"query\": \"q\", \"limit\": 1}}\n\
+                 {\"tool\": \"fetch\", \"args\": {\"key\": \"zz\"}}\n";
+    let out = run_with_stdin(&bins.join("app_state"), &["call", "--workspace", ws], calls);
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["output"], serde_json::json!(["q1", "q2", "q3"]));
+    assert_eq!(lines[1]["output"], serde_json::json!(["q1"]));
+    assert_eq!(lines[2]["status"], "failed", "{}", lines[2]);
+    assert_eq!(lines[2]["code"], "tool_error");
+    assert_eq!(lines[2]["error_code"], "missing_key");
+    assert_eq!(lines[2]["message"], "no key `zz`");
+    let out = run(&bins.join("app_state"), &["dump", "--format", "canonical"]);
+    let dump: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the dump is JSON");
+    let search = dump["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "search"))
+        .expect("search is dumped");
+    assert_eq!(search["input_schema"]["properties"]["limit"]["default"], 3);
+
+    // Its own executor, with a closure as approver.
+    let calls = "{\"tool\": \"store\", \"args\": {\"key\": \"ok_a\", \"value\": \"1\"}}\n\
+                 {\"tool\": \"store\", \"args\": {\"key\": \"secret\", \"value\": \"2\"}}\n\
+                 {\"tool\": \"fetch\", \"args\": {\"key\": \"zz\"}}\n\
+                 {\"tool\": \"hit\", \"args\": {}}\n";
+    let out = run_with_stdin(&bins.join("app_exec"), &[ws], calls);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0]["output"], "stored ok_a=1", "{}", lines[0]);
+    assert_eq!(lines[1]["code"], "approval_denied", "{}", lines[1]);
+    assert_eq!(
+        lines[1]["message"], "approval denied: `store` may not write that key",
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["error_code"], "missing_key", "{}", lines[2]);
+    assert_eq!(lines[3]["output"], "1", "{}", lines[3]);
+}
+
+/// A program's stdout as JSON lines, after checking it exited 0.
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }

@@ -13,6 +13,7 @@ mod call_parsing;
 mod call_parsing_props;
 mod cli_call;
 mod context;
+mod error_codes;
 mod executor;
 mod mcp_2026;
 mod mcp_input;

@@ -157,3 +157,58 @@ fn an_unknown_tool_is_feedback_too() {
     );
     assert!(text.contains("exact name"), "{text}");
 }
+
+/// The schema fragment on the feedback line of `path`, parsed.
+fn fragment_for(text: &str, path: &str) -> Value {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("- `{path}`: ")))
+        .unwrap_or_else(|| panic!("no line for `{path}` in {text}"));
+    let (_, schema) = line.split_once("; schema: ").expect("a schema fragment");
+    serde_json::from_str(schema).expect("the fragment is JSON")
+}
+
+#[test]
+fn invalid_arguments_feedback_gives_each_failing_path_with_its_schema_fragment_on_every_provider() {
+    // `a` has the wrong type, `b` is missing: two paths, each with the schema it must match.
+    let want_a = json!({"type": "integer", "description": "the first"});
+    let check = |text: &str| {
+        assert!(text.contains("invalid_arguments"), "{text}");
+        assert!(
+            text.contains("Failing paths and the schema each must match:"),
+            "{text}"
+        );
+        let a = fragment_for(text, "/a");
+        for (k, v) in want_a.as_object().expect("object") {
+            assert_eq!(&a[k], v, "{a}");
+        }
+        // The missing property's own schema, not the whole object's.
+        let b = fragment_for(text, "/");
+        assert_eq!(b["description"], "the second", "{b}");
+        assert!(b.get("properties").is_none(), "{b}");
+    };
+    let out = replies(Provider::OpenAi, false, &format!("{OPENAI_BAD}\n"));
+    check(out[0]["content"].as_str().expect("text"));
+    let call = r#"{"type": "function_call", "call_id": "fc_1", "name": "rp_add", "arguments": "{\"a\": \"one\"}"}"#;
+    let out = replies(Provider::Responses, false, &format!("{call}\n"));
+    assert_eq!(out[0]["call_id"], "fc_1");
+    check(out[0]["output"].as_str().expect("text"));
+    let call = r#"{"type": "tool_use", "id": "toolu_1", "name": "rp_add", "input": {"a": "one"}}"#;
+    let out = replies(Provider::Anthropic, false, &format!("{call}\n"));
+    let block = &out[0]["content"][0];
+    assert_eq!(block["tool_use_id"], "toolu_1");
+    assert_eq!(block["is_error"], true);
+    check(block["content"].as_str().expect("text"));
+    let out = replies(Provider::Gemini, false, &format!("{OPENAI_BAD}\n"));
+    let error = &out[0]["parts"][0]["functionResponse"]["response"]["error"];
+    check(error["message"].as_str().expect("text"));
+    let violations = error["violations"].as_array().expect("violations as data");
+    let a = violations
+        .iter()
+        .find(|v| v["path"] == "/a")
+        .expect("the `/a` violation");
+    assert_eq!(a["schema"]["type"], "integer", "{a}");
+    assert!(violations.iter().any(|v| v["path"] == ""
+        && v["message"].as_str().is_some_and(|m| m.contains("\"b\""))
+        && v["schema"]["description"] == "the second"));
+}

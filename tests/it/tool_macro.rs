@@ -231,7 +231,7 @@ fn ok_output(outcome: ToolOutcome) -> (Value, Option<ContextModifier>) {
         ToolOutcome::Ok {
             output, modifier, ..
         } => (output, modifier),
-        ToolOutcome::Error { message } => panic!("expected ok, got error {message}"),
+        ToolOutcome::Error { message, .. } => panic!("expected ok, got error {message}"),
     }
 }
 

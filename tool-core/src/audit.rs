@@ -45,6 +45,10 @@ pub struct AuditEvent {
     pub status: CallStatus,
     /// Why the call was refused or failed.
     pub code: Option<ReasonCode>,
+    /// The tool's own error code, when it failed with a valid
+    /// [`ToolError`](crate::outcome::ToolError) code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
     /// The step that refused the call or where it failed (`None` when `ok`).
     pub step: Option<Step>,
     /// The tool's declared risk, when the tool is known.

@@ -83,7 +83,5 @@ pub mod __private_0_1_0 {
     pub(crate) const PATH: &str = module_path!();
 }
 
-/// The README's example, compiled and run as a doctest so it stays true.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
+// The README's Rust blocks are doctests of `tool-examples`, which has every feature and the
+// example tools they name.

@@ -9,9 +9,21 @@
 //! | [`Provider::Gemini`] | `{"role": "user", "parts": [{"functionResponse": {"id"?, "name", "response"}}]}` | one content, one part per result |
 //!
 //! The text is the tool's output (a string as is, anything else as JSON). A refusal or failure
-//! becomes feedback the model can act on: the status, the stable reason code, the step that
-//! stopped the call and its message (for `invalid_arguments`, every failing JSON path), and what
-//! to do next. Anthropic marks it `is_error: true`; Gemini puts it under `response.error`.
+//! becomes feedback the model can act on: the status, the stable reason code (and the tool's own
+//! error code, [`ToolError`](crate::outcome::ToolError)), the step that stopped the call and its
+//! message, and what to do next. For `invalid_arguments` it lists every failing JSON path with
+//! what is wrong there and the part of the tool's schema that path must match (bounded, see
+//! [`Violation::schema`](crate::schema::validate::Violation::schema)), so the model retries against the schema itself:
+//!
+//! ```text
+//! refused (invalid_arguments, at step validate): the arguments do not match the schema of `read_file`: at `/max_bytes`: 0 is less than the minimum of 1
+//! Failing paths and the schema each must match:
+//! - `/max_bytes`: 0 is less than the minimum of 1; schema: {"type":"integer","minimum":1,"maximum":65536,"default":65536,...}
+//! Fix the arguments named above so they match the tool's schema, then call it again.
+//! ```
+//!
+//! Anthropic marks it `is_error: true`; Gemini puts it under `response.error`, with `code`,
+//! `error_code` and `violations` (`[{"path", "message", "schema"}]`) as data.
 
 use serde_json::{json, Map, Value};
 
@@ -76,6 +88,9 @@ pub fn text(result: &CallResult) -> String {
 fn feedback(result: &CallResult) -> String {
     let code = result.code.map_or("error", ReasonCode::as_str);
     let mut out = format!("{} ({code}", result.status.as_str());
+    if let Some(error_code) = &result.error_code {
+        out.push_str(&format!(", error code {error_code}"));
+    }
     if let Some(step) = result.step {
         out.push_str(&format!(", at step {}", step.as_str()));
     }
@@ -83,6 +98,16 @@ fn feedback(result: &CallResult) -> String {
     if let Some(message) = &result.message {
         out.push_str(": ");
         out.push_str(message);
+    }
+    if !result.violations.is_empty() {
+        out.push_str("\nFailing paths and the schema each must match:");
+        for v in &result.violations {
+            let path = if v.path.is_empty() { "/" } else { &v.path };
+            out.push_str(&format!("\n- `{path}`: {}", v.message));
+            if let Some(schema) = &v.schema {
+                out.push_str(&format!("; schema: {schema}"));
+            }
+        }
     }
     if let Some(next) = result.code.and_then(next_step) {
         out.push('\n');
@@ -134,11 +159,22 @@ fn anthropic_block(result: &CallResult) -> Value {
 
 fn gemini_part(result: &CallResult) -> Value {
     let response = if is_error(result) {
-        json!({"error": {
+        let mut error = json!({
             "status": result.status.as_str(),
             "code": result.code.map(ReasonCode::as_str),
             "message": feedback(result),
-        }})
+        });
+        if let Some(error_code) = &result.error_code {
+            error["error_code"] = json!(error_code);
+        }
+        if !result.violations.is_empty() {
+            error["violations"] = result
+                .violations
+                .iter()
+                .map(|v| json!({"path": v.path, "message": v.message, "schema": v.schema}))
+                .collect();
+        }
+        json!({ "error": error })
     } else {
         // `response` is a JSON object: an object output is it; anything else goes under `output`.
         match &result.output {

@@ -9,11 +9,19 @@ use tool_core::guard::workspace::{FileKind, WorkspaceFsError};
 use tool_core::registry::RegistryError;
 use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
 
+pub mod agent_loop;
 pub mod demo;
 mod limits;
 pub mod media;
 
 pub use limits::{ByteLimit, FileContent, MAX_FILE_BYTES, MAX_FILE_CHARS};
+
+/// Every Rust block of the README, compiled (and, unless `no_run`, run) as a doctest so it
+/// stays true. Here rather than in `tool-core`: this crate has every feature of `tool-core` on
+/// and the example tools the README names.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
 
 /// Longest value `remember` keeps, in characters: the session state is sent back to the model
 /// and copied into every later call's context, so it stays small.

@@ -3,7 +3,8 @@
 //! Output, one line per input line, in order:
 //! `{"line": N, "tool": NAME|null, "status": "ok"|"refused"|"failed", "code": REASON|null,
 //! "message": TEXT|null, "output": VALUE|null}`. `refused` means the handler never ran; `failed`
-//! means it ran and failed. A tool that returns content blocks (images, audio, resources; see
+//! means it ran and failed; a tool's own error code ([`crate::outcome::ToolError`]) adds
+//! `"error_code": CODE`. A tool that returns content blocks (images, audio, resources; see
 //! [`crate::content`]) adds `"content": [BLOCK, ...]`, each block in MCP's `ContentBlock` shape
 //! (binary data base64-encoded, e.g. `{"type": "image", "data": "...", "mimeType": "image/png"}`);
 //! `output` is then `null` unless the tool also returned a value.
@@ -383,7 +384,11 @@ fn batch_of(
 
 fn to_json(line: u64, r: CallResult) -> Value {
     let content = r.content;
+    let error_code = r.error_code;
     let mut v = result_json(line, r.tool, r.status, r.code, r.message, r.output);
+    if let Some(e) = error_code {
+        v["error_code"] = Value::String(e);
+    }
     if !content.is_empty() {
         v["content"] = Value::Array(
             content

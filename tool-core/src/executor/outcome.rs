@@ -72,13 +72,21 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         Verdict::Refused(stop) => (CallStatus::Refused, Some(stop), None, Vec::new(), None),
         Verdict::Failed(stop) => (CallStatus::Failed, Some(stop), None, Vec::new(), None),
     };
-    let (code, step, message) = match stop {
+    let (code, step, message, error_code, violations) = match stop {
         Some(Stop {
             step,
             code,
             message,
-        }) => (Some(code), Some(step), Some(message)),
-        None => (None, None, None),
+            error_code,
+            violations,
+        }) => (
+            Some(code),
+            Some(step),
+            Some(message),
+            error_code,
+            violations,
+        ),
+        None => (None, None, None, None, Vec::new()),
     };
     let counted = !matches!(
         code,
@@ -117,6 +125,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
             call_id: call_id.clone(),
             status,
             code,
+            error_code: error_code.clone(),
             step,
             risk: rec.risk,
             approval: rec.approval,
@@ -147,6 +156,8 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         code,
         step,
         message,
+        error_code,
+        violations,
         output,
         content,
         modifier,

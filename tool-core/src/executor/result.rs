@@ -8,6 +8,7 @@ use crate::approval::ApprovalStatus;
 use crate::content::Content;
 use crate::context::ContextModifier;
 use crate::reason::ReasonCode;
+use crate::schema::validate::Violation;
 use crate::status::{CallStatus, Step};
 
 /// What one call came to.
@@ -25,6 +26,12 @@ pub struct CallResult {
     pub step: Option<Step>,
     /// What went wrong, for the model; `None` when `ok`.
     pub message: Option<String>,
+    /// The tool's own error code, when it failed with a [`ToolError`](crate::outcome::ToolError)
+    /// whose code is valid (`code` is then `tool_error`).
+    pub error_code: Option<String>,
+    /// For `invalid_arguments`: every violation, with its JSON path and the schema fragment that
+    /// path must match ([`Violation::schema`]); empty otherwise.
+    pub violations: Vec<Violation>,
     /// The tool's output (capped); `None` unless `ok`. `Some(Null)` when the result is content
     /// blocks only.
     pub output: Option<Value>,

@@ -10,7 +10,7 @@ use futures::FutureExt;
 use super::output::{cap_output, cap_text, Output};
 use super::state::{CallState, Cx, Stop, Verdict};
 use crate::context::ToolContext;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{is_valid_error_code, ToolOutcome, MAX_ERROR_CODE_LEN};
 use crate::reason::ReasonCode;
 use crate::registry::RegisteredTool;
 use crate::sandbox::call::{CallSandbox, NONE};
@@ -154,14 +154,35 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             ReasonCode::Panicked,
             panic_message(panic.as_ref()),
         ),
-        Ok(Ok(ToolOutcome::Error { message })) => {
-            let (code, message) = enforced.error(message);
+        Ok(Ok(ToolOutcome::Error {
+            message,
+            code: error_code,
+        })) => {
+            let (code, mut message) = enforced.error(message);
             // A tool that fails after a question failed fails for that reason.
             let code = match input.fault() {
                 Some(input_code) if code == ReasonCode::ToolError => input_code,
                 _ => code,
             };
-            failed_capped(call, cap, code, message)
+            let error_code = match error_code {
+                Some(c) if code == ReasonCode::ToolError && is_valid_error_code(&c) => Some(c),
+                Some(_) if code == ReasonCode::ToolError => {
+                    // Never passed on: it could be anything the tool was handed.
+                    message.push_str(&format!(
+                        " (the tool's error code was dropped: not an ASCII identifier of at most \
+                         {MAX_ERROR_CODE_LEN} characters)"
+                    ));
+                    None
+                }
+                _ => None,
+            };
+            match failed_capped(call, cap, code, message) {
+                Verdict::Failed(mut stop) => {
+                    stop.error_code = error_code;
+                    Verdict::Failed(stop)
+                }
+                other => other,
+            }
         }
         Ok(Ok(ToolOutcome::Ok { modifier, .. }))
             if decl.read_only() && modifier.as_ref().is_some_and(|m| !m.is_empty()) =>

@@ -14,6 +14,7 @@ use crate::decl::Risk;
 use crate::guard::path::WorkspacePath;
 use crate::reason::ReasonCode;
 use crate::registry::RegisteredTool;
+use crate::schema::validate::Violation;
 use crate::status::Step;
 
 /// What every step of one call may read: the executor, the session, the call's id and options,
@@ -97,6 +98,10 @@ pub(super) struct Stop {
     pub(super) step: Step,
     pub(super) code: ReasonCode,
     pub(super) message: String,
+    /// The tool's own error code (checked), for a handler's `ToolError`.
+    pub(super) error_code: Option<String>,
+    /// The schema violations, for `invalid_arguments`.
+    pub(super) violations: Vec<Violation>,
 }
 
 impl Stop {
@@ -105,6 +110,8 @@ impl Stop {
             step,
             code,
             message,
+            error_code: None,
+            violations: Vec::new(),
         }
     }
 }

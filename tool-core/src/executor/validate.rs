@@ -3,7 +3,7 @@
 
 use super::state::{CallState, Cx, Stop};
 use crate::reason::ReasonCode;
-use crate::schema::validate::violations;
+use crate::schema::validate::{violations, with_fragments};
 use crate::status::Step;
 
 /// Refuse arguments that do not match the schema.
@@ -13,9 +13,12 @@ pub(super) fn check(_cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> 
     if tool.validator().is_valid(&call.args) {
         return Ok(());
     }
-    let found = violations(tool.validator(), &call.args);
+    let found = with_fragments(
+        violations(tool.validator(), &call.args),
+        &tool.decl().input_schema,
+    );
     let list: Vec<String> = found.iter().map(ToString::to_string).collect();
-    Err(Stop::new(
+    let mut stop = Stop::new(
         Step::Validate,
         ReasonCode::InvalidArguments,
         format!(
@@ -23,5 +26,7 @@ pub(super) fn check(_cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> 
             tool.decl().name,
             list.join("; ")
         ),
-    ))
+    );
+    stop.violations = found;
+    Err(stop)
 }

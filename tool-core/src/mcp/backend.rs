@@ -143,6 +143,9 @@ pub enum McpCallOutcome {
         code: ReasonCode,
         /// Details for the model.
         message: String,
+        /// The tool's own error code ([`ToolError`](crate::outcome::ToolError)), as
+        /// `error_code` in `structuredContent` and `_meta`.
+        error_code: Option<String>,
     },
 }
 
@@ -168,6 +171,7 @@ impl McpCallOutcome {
         McpCallOutcome::Failed {
             code,
             message: message.into(),
+            error_code: None,
         }
     }
 }

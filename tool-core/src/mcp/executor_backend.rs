@@ -95,7 +95,11 @@ fn outcome_of(result: CallResult) -> McpCallOutcome {
         },
         CallStatus::Refused if code == ReasonCode::UnknownTool => McpCallOutcome::UnknownTool,
         CallStatus::Refused => McpCallOutcome::Refused { code, message },
-        CallStatus::Failed => McpCallOutcome::Failed { code, message },
+        CallStatus::Failed => McpCallOutcome::Failed {
+            code,
+            message,
+            error_code: result.error_code,
+        },
     }
 }
 
@@ -138,6 +142,8 @@ mod tests {
             code,
             step: code.map(|_| crate::executor::Step::Run),
             message: code.map(|c| format!("{c} happened")),
+            error_code: None,
+            violations: Vec::new(),
             output: (status == CallStatus::Ok).then(|| json!({"a": 1})),
             content: Vec::new(),
             modifier: None,

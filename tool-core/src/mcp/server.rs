@@ -97,6 +97,10 @@ const TOOLS_LIST_TTL_MS: u64 = 300_000;
 /// The `_meta` and `structuredContent` key that carries a refusal's or failure's reason code.
 pub const REASON_CODE_KEY: &str = "reason_code";
 
+/// The `_meta` and `structuredContent` key that carries a tool's own error code
+/// ([`ToolError`](crate::outcome::ToolError)), next to [`REASON_CODE_KEY`].
+pub const ERROR_CODE_KEY: &str = "error_code";
+
 impl<B: McpBackend> McpServer<B> {
     /// Serve this backend.
     pub fn new(backend: B) -> Self {
@@ -447,6 +451,7 @@ fn too_many_rounds() -> CallToolResult {
     refusal_result(
         ReasonCode::InputLimitExceeded,
         &format!("the call asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
+        None,
     )
 }
 
@@ -611,22 +616,33 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
 
 /// The tool result for an outcome (not an unknown tool: that is an error). A refusal or failure
 /// is `isError: true` with text `CODE: message`, and its reason code as data in
-/// `structuredContent` and `_meta` (`{"reason_code": CODE}`).
+/// `structuredContent` and `_meta` (`{"reason_code": CODE}`, plus `"error_code"` when the tool
+/// gave its own).
 fn result_of(outcome: McpCallOutcome) -> CallToolResult {
     match outcome {
         McpCallOutcome::Ok { output, content } => call_result(output, &content),
-        McpCallOutcome::UnknownTool => refusal_result(ReasonCode::UnknownTool, "unknown tool"),
-        McpCallOutcome::Refused { code, message } | McpCallOutcome::Failed { code, message } => {
-            refusal_result(code, &message)
+        McpCallOutcome::UnknownTool => {
+            refusal_result(ReasonCode::UnknownTool, "unknown tool", None)
         }
+        McpCallOutcome::Refused { code, message } => refusal_result(code, &message, None),
+        McpCallOutcome::Failed {
+            code,
+            message,
+            error_code,
+        } => refusal_result(code, &message, error_code),
     }
 }
 
-fn refusal_result(code: ReasonCode, message: &str) -> CallToolResult {
+fn refusal_result(code: ReasonCode, message: &str, error_code: Option<String>) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
-    r.structured_content = Some(json!({REASON_CODE_KEY: code, "message": message}));
+    let mut data = json!({REASON_CODE_KEY: code, "message": message});
     let mut meta = MetaObject::new();
     meta.0.insert(REASON_CODE_KEY.to_owned(), json!(code));
+    if let Some(e) = error_code {
+        data[ERROR_CODE_KEY] = json!(e);
+        meta.0.insert(ERROR_CODE_KEY.to_owned(), json!(e));
+    }
+    r.structured_content = Some(data);
     r.meta = Some(meta);
     r
 }
@@ -818,6 +834,18 @@ mod tests {
                 .and_then(|v| v.get(REASON_CODE_KEY)),
             Some(&json!("approval_denied"))
         );
+        let r = result_of(McpCallOutcome::Failed {
+            code: ReasonCode::ToolError,
+            message: "no entry `k`".into(),
+            error_code: Some("not_found".into()),
+        });
+        for data in [
+            r.structured_content.clone().expect("structured"),
+            serde_json::to_value(r.meta.clone().expect("meta")).expect("json"),
+        ] {
+            assert_eq!(data[REASON_CODE_KEY], "tool_error", "{data}");
+            assert_eq!(data[ERROR_CODE_KEY], "not_found", "{data}");
+        }
         let r = result_of(McpCallOutcome::Ok {
             output: json!({"a": 1}),
             content: Vec::new(),

@@ -75,6 +75,129 @@ pub struct Violation {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// JSON pointer into the schema of the subschema the value at `path` must match (for a
+    /// missing property, that property's schema); `$ref`s already followed.
+    pub schema_path: String,
+    /// That subschema, at most [`MAX_SCHEMA_FRAGMENT`] bytes of JSON (see [`fragment`]), when
+    /// the violation was found with the schema at hand ([`with_fragments`]).
+    pub schema: Option<Value>,
+}
+
+/// Longest schema fragment a [`Violation`] carries, in bytes of JSON: it goes back to the model
+/// with the refusal, next to every other failing path.
+pub const MAX_SCHEMA_FRAGMENT: usize = 1024;
+
+/// Most violations that get a schema fragment; the others keep their path and message.
+pub const MAX_FRAGMENTS: usize = 8;
+
+/// Fill in [`Violation::schema`] from `schema` (the document the validator was compiled from),
+/// for the first [`MAX_FRAGMENTS`] violations.
+pub fn with_fragments(mut found: Vec<Violation>, schema: &Value) -> Vec<Violation> {
+    for v in found.iter_mut().take(MAX_FRAGMENTS) {
+        v.schema = schema.pointer(&v.schema_path).map(|f| fragment(schema, f));
+    }
+    found
+}
+
+/// A subschema as the model is shown it: without `$schema`/`$id`, a local `$ref` at its top
+/// merged in (the fragment stands alone), and a fragment over [`MAX_SCHEMA_FRAGMENT`] bytes keeps only its small
+/// keywords, each property reduced to its `type`, and lists what it left out under
+/// `x-omitted`.
+pub fn fragment(root: &Value, sub: &Value) -> Value {
+    let mut out = sub.clone();
+    if let Some(map) = out.as_object_mut() {
+        // Metadata no model needs.
+        map.remove("$schema");
+        map.remove("$id");
+        let target = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix('#'))
+            .and_then(|p| root.pointer(p))
+            .and_then(Value::as_object)
+            .cloned();
+        if let Some(target) = target {
+            map.remove("$ref");
+            for (k, v) in target {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+    if json_len(&out) <= MAX_SCHEMA_FRAGMENT {
+        return out;
+    }
+    let Value::Object(map) = out else {
+        return Value::Null;
+    };
+    let mut kept = serde_json::Map::new();
+    let mut omitted = Vec::new();
+    for (k, v) in map {
+        let v = match (k.as_str(), v) {
+            ("properties", Value::Object(props)) => Value::Object(
+                props
+                    .into_iter()
+                    .map(|(name, p)| {
+                        let ty = p.get("type").cloned();
+                        let p = ty.map_or_else(
+                            || serde_json::json!({}),
+                            |t| serde_json::json!({"type": t}),
+                        );
+                        (name, p)
+                    })
+                    .collect(),
+            ),
+            (_, v) => v,
+        };
+        if json_len(&v) <= MAX_SCHEMA_FRAGMENT / 4 {
+            kept.insert(k, v);
+        } else {
+            omitted.push(Value::String(k));
+        }
+    }
+    let mut out = Value::Object(kept);
+    while json_len(&out) > MAX_SCHEMA_FRAGMENT - 64 {
+        let Some(map) = out.as_object_mut() else {
+            break;
+        };
+        let Some(last) = map.keys().next_back().cloned() else {
+            break;
+        };
+        map.remove(&last);
+        omitted.push(Value::String(last));
+    }
+    if !omitted.is_empty() {
+        if let Some(map) = out.as_object_mut() {
+            if json_len(&Value::Array(omitted.clone())) > 48 {
+                omitted = vec![Value::String(format!("{} keywords", omitted.len()))];
+            }
+            map.insert("x-omitted".to_owned(), Value::Array(omitted));
+        }
+    }
+    out
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
+}
+
+/// The subschema a violation is about: the schema object holding the keyword that failed (for
+/// `required`, the missing property's schema when the object declares it).
+fn subschema_path(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let keyword = e.schema_path().to_string();
+    let parent = keyword
+        .rfind('/')
+        .map_or(String::new(), |i| keyword[..i].to_owned());
+    match e.kind() {
+        K::Required { property } => match property.as_str() {
+            Some(name) => {
+                let escaped = name.replace('~', "~0").replace('/', "~1");
+                format!("{parent}/properties/{escaped}")
+            }
+            None => parent,
+        },
+        _ => parent,
+    }
 }
 
 impl std::fmt::Display for Violation {
@@ -95,6 +218,8 @@ pub fn violations(validator: &jsonschema::Validator, args: &Value) -> Vec<Violat
         .map(|e| Violation {
             path: e.instance_path().to_string(),
             message: message(&e),
+            schema_path: subschema_path(&e),
+            schema: None,
         })
         .collect();
     out.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
@@ -113,6 +238,79 @@ mod tests {
             .into_iter()
             .map(|v| v.to_string())
             .collect()
+    }
+
+    fn fragments(schema: Value, args: Value) -> Vec<(String, Option<Value>)> {
+        let v = compile(&schema).expect("compiles");
+        with_fragments(violations(&v, &args), &schema)
+            .into_iter()
+            .map(|v| (v.path, v.schema))
+            .collect()
+    }
+
+    #[test]
+    fn each_violation_carries_the_subschema_its_path_must_match() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "minimum": 1},
+                "unit": {"$ref": "#/$defs/Unit", "description": "the unit"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}}
+            },
+            "required": ["n", "unit"],
+            "$defs": {"Unit": {"enum": ["c", "f"]}}
+        });
+        let got = fragments(schema.clone(), json!({"n": 0, "tags": ["ok", "long"]}));
+        assert_eq!(
+            got,
+            [
+                // The missing property's schema, its `$ref` merged in.
+                (
+                    "".to_owned(),
+                    Some(json!({"enum": ["c", "f"], "description": "the unit"}))
+                ),
+                (
+                    "/n".to_owned(),
+                    Some(json!({"type": "integer", "minimum": 1}))
+                ),
+                (
+                    "/tags/1".to_owned(),
+                    Some(json!({"type": "string", "maxLength": 2}))
+                ),
+            ]
+        );
+        // A value under a `$ref` gets the referenced definition.
+        let got = fragments(schema, json!({"n": 1, "unit": "k"}));
+        assert_eq!(
+            got,
+            [("/unit".to_owned(), Some(json!({"enum": ["c", "f"]})))]
+        );
+    }
+
+    #[test]
+    fn a_large_fragment_is_bounded_and_says_what_it_left_out() {
+        let props: serde_json::Map<String, Value> = (0..200)
+            .map(|i| {
+                (
+                    format!("field_{i}"),
+                    json!({"type": "string", "description": "d".repeat(100)}),
+                )
+            })
+            .collect();
+        let schema = json!({
+            "type": "object",
+            "properties": props,
+            "additionalProperties": false,
+            "$defs": {"Big": {"description": "x".repeat(5000)}}
+        });
+        let got = fragments(schema, json!({"nope": 1}));
+        let f = got[0].1.clone().expect("a fragment");
+        let len = serde_json::to_vec(&f).expect("json").len();
+        assert!(len <= MAX_SCHEMA_FRAGMENT, "{len}: {f}");
+        assert_eq!(f["type"], "object", "{f}");
+        assert_eq!(f["additionalProperties"], false, "{f}");
+        assert!(f["x-omitted"].is_array(), "{f}");
     }
 
     #[test]
