@@ -207,6 +207,7 @@ async fn a_hard_link_to_an_outside_file_is_not_read_by_read_file() {
     assert_eq!(r.status, CallStatus::Failed, "{r:?}");
     let message = r.message.clone().unwrap_or_default();
     assert!(message.contains("hard link"), "{message}");
+    assert_eq!(r.error_code.as_deref(), Some("hard_linked"), "{r:?}");
     assert!(r.output.is_none());
     assert!(!format!("{r:?}").contains(CANARY), "{r:?}");
 }
@@ -295,6 +296,12 @@ async fn read_file_on_a_fifo_returns_at_once_and_many_do_not_exhaust_the_blockin
     assert!(
         message.contains("FIFO") && message.contains("not a regular file"),
         "{message}"
+    );
+    // The refusal has a code of its own, which reaches the model with the message.
+    assert_eq!(
+        one.error_code.as_deref(),
+        Some("not_a_regular_file"),
+        "{one:?}"
     );
 
     // More FIFO reads at once than tokio's blocking pool has threads (512).

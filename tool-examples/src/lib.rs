@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use tool_core::guard::workspace::{FileKind, WorkspaceFsError};
+use tool_core::outcome::ToolError;
 use tool_core::registry::RegistryError;
 use tool_core::{tool, ContextModifier, Modified, Registry, ToolContext, WorkspacePath};
 
@@ -43,7 +44,7 @@ pub fn registry() -> Result<Registry, RegistryError> {
 /// # Arguments
 /// * `path` - the directory, relative to the workspace
 #[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
-pub fn list_dir(path: WorkspacePath) -> Result<String, WorkspaceFsError> {
+pub fn list_dir(path: WorkspacePath) -> Result<String, ToolError> {
     let mut names: Vec<String> = path
         .read_dir()?
         .iter()
@@ -67,7 +68,7 @@ pub fn list_dir(path: WorkspacePath) -> Result<String, WorkspaceFsError> {
 /// * `path` - the file, relative to the workspace
 /// * `max_bytes` - read at most this many bytes (1 to 65536)
 #[tool(risk = "read_only", path_args = ["path"], concurrency_safe, idempotent)]
-pub fn read_file(path: WorkspacePath, max_bytes: ByteLimit) -> Result<String, WorkspaceFsError> {
+pub fn read_file(path: WorkspacePath, max_bytes: ByteLimit) -> Result<String, ToolError> {
     // Regular files with one link only: FIFOs, devices and hard links are refused unread.
     let bytes = path.read(max_bytes.get() as usize)?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -98,7 +99,7 @@ fn history_key(path: &WorkspacePath) -> String {
 pub fn write_file(
     path: WorkspacePath,
     content: FileContent,
-) -> Result<Modified<String>, WorkspaceFsError> {
+) -> Result<Modified<String>, ToolError> {
     let content = content.into_string();
     path.create_parent_dirs()?;
     // The temporary file is made by the workspace handle under a name nobody chooses.

@@ -266,9 +266,36 @@ impl WorkspaceFsError {
         }
     }
 
+    /// The stable code a tool's error result carries ([`crate::outcome::ToolErrorCode`]), so a
+    /// model (or a program) can tell the refusals apart: `outside_workspace`,
+    /// `not_a_regular_file`, `hard_linked`, `already_exists`, `workspace_root`,
+    /// `other_workspace`, `not_found`, `permission_denied` (the kernel said no, e.g. a
+    /// read-only sandbox) or `io_error`.
+    pub fn error_code(&self) -> &'static str {
+        match self {
+            WorkspaceFsError::Outside { .. } => "outside_workspace",
+            WorkspaceFsError::NotARegularFile { .. } => "not_a_regular_file",
+            WorkspaceFsError::HardLinked { .. } => "hard_linked",
+            WorkspaceFsError::AlreadyExists { .. } => "already_exists",
+            WorkspaceFsError::Root { .. } => "workspace_root",
+            WorkspaceFsError::OtherWorkspace { .. } => "other_workspace",
+            WorkspaceFsError::Io { source, .. } => match source.kind() {
+                io::ErrorKind::NotFound => "not_found",
+                io::ErrorKind::PermissionDenied => "permission_denied",
+                _ => "io_error",
+            },
+        }
+    }
+
     /// `true` when the operation failed because the path does not exist.
     pub fn is_not_found(&self) -> bool {
         matches!(self, WorkspaceFsError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+impl crate::outcome::ToolErrorCode for WorkspaceFsError {
+    fn code(&self) -> &str {
+        self.error_code()
     }
 }
 

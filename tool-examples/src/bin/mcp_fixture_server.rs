@@ -29,12 +29,12 @@ use serde_json::json;
 use tool_core::content::ResourceBody;
 use tool_core::content::{Audio, Content, EmbeddedResource, Image};
 use tool_core::guard::path::PathGuard;
-use tool_core::guard::workspace::WorkspaceFsError;
 use tool_core::input::{FormAnswer, InputAnswer, InputError, InputKind, InputRequest, Sampling};
 use tool_core::mcp::completion::Completer;
 use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, Prompts};
 use tool_core::mcp::resources::{Resource, ResourceTemplate, Resources, WorkspaceResources};
 use tool_core::mcp::{ExecutorBackend, McpServer};
+use tool_core::outcome::ToolError;
 use tool_core::{
     tool, Executor, ExecutorConfig, Json, LogLevel, Registry, ToolContext, WorkspacePath,
 };
@@ -166,8 +166,8 @@ fn json_schema_2020_12_tool(contact: Contact) -> String {
 /// # Arguments
 /// * `path` - the note, relative to the workspace
 #[tool(risk = "read_only", path_args = ["path"], idempotent)]
-fn read_note(path: WorkspacePath) -> Result<String, WorkspaceFsError> {
-    path.read_to_string(1 << 20)
+fn read_note(path: WorkspacePath) -> Result<String, ToolError> {
+    Ok(path.read_to_string(1 << 20)?)
 }
 
 /// How many words a text has.
@@ -195,7 +195,7 @@ fn count_words(text: String, max: Option<u32>) -> Json<WordCount> {
 /// * `path` - the note, relative to the workspace
 /// * `text` - what to write
 #[tool(risk = "mutation", path_args = ["path"])]
-fn write_note(path: WorkspacePath, text: String) -> Result<String, WorkspaceFsError> {
+fn write_note(path: WorkspacePath, text: String) -> Result<String, ToolError> {
     path.write_atomic(text.as_bytes())?;
     Ok(format!("wrote {}", path.as_path().display()))
 }
