@@ -28,8 +28,8 @@ const MORE_TOOLS: &str = r#"
 /// * `query` - what to look for
 /// * `limit` - how many results
 #[tool(risk = "read_only")]
-pub fn search(query: String, #[arg(default = 3)] limit: u32) -> tool_core::Json<Vec<String>> {
-    tool_core::Json((1..=limit).map(|i| format!("{query}{i}")).collect())
+pub fn search(query: String, #[arg(default = 3)] limit: u32) -> Vec<String> {
+    (1..=limit).map(|i| format!("{query}{i}")).collect()
 }
 
 /// The library's own error type.
@@ -317,6 +317,12 @@ fn a_binary_that_links_no_tool_is_refused_with_the_fix_and_the_fix_works() {
         .and_then(|t| t.iter().find(|t| t["name"] == "search"))
         .expect("search is dumped");
     assert_eq!(search["input_schema"]["properties"]["limit"]["default"], 3);
+    // A `Vec<String>` return declares its output schema, as `Json<Vec<String>>` does.
+    assert_eq!(search["output_schema"]["type"], "array", "{search}");
+    assert_eq!(
+        search["output_schema"]["items"]["type"], "string",
+        "{search}"
+    );
 
     // Its own executor, with a closure as approver.
     let calls = "{\"tool\": \"store\", \"args\": {\"key\": \"ok_a\", \"value\": \"1\"}}\n\

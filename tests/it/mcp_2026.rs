@@ -13,7 +13,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tool_core::mcp::ExecutorBackend;
 use tool_core::registry::ToolDef;
-use tool_core::{Executor, ExecutorConfig, Registry, Risk};
+use tool_core::{Executor, ExecutorConfig, Registry, Risk, ToolError};
 
 struct Server {
     addr: std::net::SocketAddr,
@@ -28,8 +28,8 @@ impl Drop for Server {
     }
 }
 
-/// A server with one `mutation` tool, `write` (counts its runs, echoes `text`), and one `safe`
-/// tool, `echo`.
+/// A server with one `mutation` tool, `write` (counts its runs, echoes `text`), one `safe`
+/// tool, `echo`, and one `read_only` tool, `lookup`, that fails with its own error code.
 async fn start() -> Server {
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
@@ -61,9 +61,25 @@ async fn start() -> Server {
         )
         .build()
         .expect("valid tool");
+    let lookup = ToolDef::builder("lookup")
+        .description("Looks a key up (there is none): fails with the tool's own error code.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"],
+            "additionalProperties": false
+        }))
+        .risk(Risk::ReadOnly)
+        .handler(|_ctx, args: Value| async move {
+            let key = args["key"].as_str().unwrap_or_default().to_owned();
+            Err::<String, _>(ToolError::new("not_found", format!("no entry `{key}`")))
+        })
+        .build()
+        .expect("valid tool");
     let registry = Registry::builder()
         .tool(write)
         .tool(echo)
+        .tool(lookup)
         .build()
         .expect("registry");
     let dir = tempfile::tempdir().expect("tempdir");
@@ -297,6 +313,27 @@ async fn a_declined_or_unaskable_approval_is_a_refusal_with_its_code_as_data() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_tools_own_error_code_arrives_as_data_over_http() {
+    let server = start().await;
+    let r = call(
+        &server,
+        json!({"name": "lookup", "arguments": {"key": "zz"}, "_meta": meta(false)}),
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    let res = result(&r);
+    assert_eq!(res["isError"], true, "{res}");
+    assert_eq!(
+        res["structuredContent"]["reason_code"], "tool_error",
+        "{res}"
+    );
+    assert_eq!(res["structuredContent"]["error_code"], "not_found", "{res}");
+    assert_eq!(res["_meta"]["error_code"], "not_found", "{res}");
+    let text = res["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("no entry `zz`"), "{res}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn duplicate_keys_are_refused_and_nothing_runs() {
     let server = start().await;
     let m = meta(false).to_string();
@@ -356,7 +393,7 @@ async fn a_foreign_origin_is_refused_like_a_foreign_host() {
         .iter()
         .filter_map(|t| t["name"].as_str())
         .collect();
-    assert_eq!(names, ["echo", "write"], "sorted by name");
+    assert_eq!(names, ["echo", "lookup", "write"], "sorted by name");
     assert!(res["ttlMs"].as_u64().is_some_and(|t| t > 0), "{res}");
     assert_eq!(res["cacheScope"], "private");
 }

@@ -60,7 +60,7 @@ pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, T
 pub use decl::{Risk, ScriptLang, ToolDecl};
 pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;
-pub use outcome::{IntoToolOutcome, Json, Modified, ToolOutcome};
+pub use outcome::{IntoToolOutcome, Json, Modified, ToolError, ToolErrorCode, ToolOutcome};
 pub use reason::ReasonCode;
 pub use registry::{Registry, RegistryError, ToolDef};
 pub use resource::State;

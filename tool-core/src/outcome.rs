@@ -242,14 +242,15 @@ impl<T> Modified<T> {
 /// Conversion of a handler's return value into a [`ToolOutcome`].
 ///
 /// Implemented for the return forms `#[tool]` accepts: [`ToolOutcome`], strings, `()`, numbers,
-/// `bool`, [`serde_json::Value`], [`Json<T>`], content blocks ([`Content`], `Vec<Content>`,
+/// `bool`, [`serde_json::Value`], [`Json<T>`], `Vec<String>` (structured, as `Json<Vec<String>>`),
+/// content blocks ([`Content`], `Vec<Content>`,
 /// [`Image`], [`Audio`], [`EmbeddedResource`], [`ResourceLink`]), [`Modified<T>`],
 /// `(T, ContextModifier)` and `Result<T, E: Display>` or `Result<T, ToolError>` of any of these.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool result",
     label = "a `#[tool]` cannot return `{Self}` as it is",
     note = "wrap it in `Json`: `Json<{Self}>` returns any `Serialize + JsonSchema` value (a `Vec`, a map, your own struct) as structured output with its schema",
-    note = "returned as they are: `String`, `&'static str`, numbers, `bool`, `()`, `serde_json::Value`, `ToolOutcome`, content blocks (`Image`, `Audio`, `Content`, `Vec<Content>`, ...), `Modified<T>`, `(T, ContextModifier)`, and `Result<T, E: Display>` or `Result<T, ToolError>` of these"
+    note = "returned as they are: `String`, `&'static str`, `Vec<String>`, numbers, `bool`, `()`, `serde_json::Value`, `ToolOutcome`, content blocks (`Image`, `Audio`, `Content`, `Vec<Content>`, ...), `Modified<T>`, `(T, ContextModifier)`, and `Result<T, E: Display>` or `Result<T, ToolError>` of these"
 )]
 pub trait IntoToolOutcome {
     /// Convert into an outcome.
@@ -322,6 +323,14 @@ macro_rules! content_outcome {
     )*};
 }
 content_outcome!(Content, Image, Audio, EmbeddedResource, ResourceLink);
+
+/// A list of strings is structured output, as `Json<Vec<String>>` is: `#[tool]` declares the
+/// output schema (an array of strings) for it.
+impl IntoToolOutcome for Vec<String> {
+    fn into_outcome(self) -> ToolOutcome {
+        Json(self).into_outcome()
+    }
+}
 
 impl IntoToolOutcome for Vec<Content> {
     fn into_outcome(self) -> ToolOutcome {

@@ -68,10 +68,11 @@ mod model;
 ///
 /// **Return**: anything implementing `IntoToolOutcome`: `ToolOutcome`, `String`, `()`, numbers,
 /// `serde_json::Value`, `Json<T>` (adds an output schema; every output is checked against it
-/// before it leaves), content blocks (`Image`, `Audio`, `EmbeddedResource`, `ResourceLink`,
+/// before it leaves), `Vec<String>` (structured, as `Json<Vec<String>>`), content blocks (`Image`, `Audio`, `EmbeddedResource`, `ResourceLink`,
 /// `Content`, `Vec<Content>`: see `tool_core::content`), `Modified<T>` or
 /// `(T, ContextModifier)`, and `Result<T, E: Display>` of those. Sync functions run on the
-/// blocking pool; async functions are awaited.
+/// executor's own worker threads (confined per capability class by the sandbox); async
+/// functions are awaited.
 ///
 /// Every mistake in a declaration is reported in one compile, on the offending token.
 #[proc_macro_attribute]

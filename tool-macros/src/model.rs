@@ -285,6 +285,8 @@ fn return_kind(ty: &Type) -> Return<'_> {
     };
     let json = match (last_ident(ok).as_deref(), type_args(ok).as_slice()) {
         (Some("Json"), [inner]) => Some(*inner),
+        // `Vec<String>` is structured output as `Json<Vec<String>>` is.
+        (Some("Vec"), [inner]) if last_ident(inner).as_deref() == Some("String") => Some(ok),
         _ => None,
     };
     let modifier = match ok {

@@ -1,9 +1,14 @@
+use std::collections::BTreeMap;
 use tool_core::tool;
 
-/// List the words.
+/// Count each word.
 #[tool(risk = "safe")]
-fn words(text: String) -> Vec<String> {
-    text.split(' ').map(str::to_owned).collect()
+fn words(text: String) -> BTreeMap<String, u32> {
+    let mut counts = BTreeMap::new();
+    for w in text.split(' ') {
+        *counts.entry(w.to_owned()).or_insert(0) += 1;
+    }
+    counts
 }
 
 fn main() {}
