@@ -88,6 +88,8 @@ const SPARES: usize = 2;
 const TAKEN_LEN: usize = 5;
 
 fn zygote(mode: Mode) -> Result<Role, SandboxError> {
+    // First of all: what the executor passed on by mistake reaches no init and no program.
+    crate::fork::close_inherited_fds()?;
     // Keep close-on-exec copies of the control sockets and put /dev/null in their places, so
     // no init or program holds a control socket.
     let take = |fd: std::os::fd::BorrowedFd<'_>| {
