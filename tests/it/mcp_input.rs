@@ -73,6 +73,13 @@ async fn two_step(ctx: ToolContext) -> Result<String, InputError> {
     }
 }
 
+/// Asks a name from a sync handler (on its confined worker thread) and greets.
+#[tool(risk = "safe")]
+fn greet_sync(ctx: ToolContext) -> Result<String, InputError> {
+    let name = name_of(ctx.elicit_blocking("user_name", "Name?", name_form())?)?;
+    Ok(format!("Hello from sync, {name}!"))
+}
+
 /// Asks one more question every round, forever.
 #[tool(risk = "safe")]
 async fn endless(ctx: ToolContext) -> Result<String, InputError> {
@@ -227,6 +234,33 @@ async fn a_stateless_call_asks_then_completes_with_the_answer() {
     let res = &r2.message["result"];
     assert_eq!(res["isError"], json!(false), "{res}");
     assert_eq!(res["content"][0]["text"], "Hello, Alice!");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sync_tool_asks_over_a_stateless_call_as_an_async_one_does() {
+    let s = start().await;
+    let r1 = call_http(
+        &s,
+        all_caps(),
+        json!({"name": "greet_sync", "arguments": {}}),
+    )
+    .await;
+    let state = state_of(&r1);
+    assert_eq!(
+        r1.message["result"]["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
+    let r2 = call_http(
+        &s,
+        all_caps(),
+        json!({"name": "greet_sync", "arguments": {},
+               "inputResponses": {"user_name": accept(json!({"name": "Eve"}))},
+               "requestState": state}),
+    )
+    .await;
+    let res = &r2.message["result"];
+    assert_eq!(res["isError"], json!(false), "{res}");
+    assert_eq!(res["content"][0]["text"], "Hello from sync, Eve!");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -477,6 +511,12 @@ async fn a_session_client_is_asked_through_its_own_requests() {
         .await
         .expect("answered");
     assert_eq!(text(&r), "Hello, Carol!", "{r:?}");
+    // A sync handler's question travels the same way, from its worker thread.
+    let r = peer
+        .call_tool(CallToolRequestParams::new("greet_sync"))
+        .await
+        .expect("answered");
+    assert_eq!(text(&r), "Hello from sync, Carol!", "{r:?}");
     let r = peer
         .call_tool(CallToolRequestParams::new("needs_sampling"))
         .await
@@ -544,6 +584,12 @@ async fn without_a_handler_the_executor_refuses_questions_and_with_one_answers()
         .await;
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(r.output, Some(json!("Hello, Dana!")));
+    let r = exec
+        .execute(&session, call("greet_sync", json!({})), Default::default())
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, Some(json!("Hello from sync, Dana!")));
+    assert_ne!(r.enforced.to_string(), "none", "{r:?}");
     // A kind the handler does not answer is refused all the same.
     let r = exec
         .execute(&session, call("needs_roots", json!({})), Default::default())

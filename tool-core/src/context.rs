@@ -365,6 +365,8 @@ pub struct ToolContext {
     input: Option<Arc<dyn InputHandler>>,
     // What the call's questions came to, shared by the context's clones and the run step.
     input_tally: Arc<InputTally>,
+    // The runtime the input handler was set on: a sync handler's questions are driven there.
+    input_runtime: Option<tokio::runtime::Handle>,
 }
 
 /// The questions one call asked: how many, and the reason code of the last that failed (the
@@ -383,6 +385,14 @@ impl InputTally {
 
     fn record(&self, code: ReasonCode) {
         *self.fault.lock().unwrap_or_else(|p| p.into_inner()) = Some(code);
+    }
+}
+
+/// The one answer of a one-form round.
+fn only_form(mut answers: Vec<InputAnswer>) -> Result<FormAnswer, InputError> {
+    match answers.pop() {
+        Some(InputAnswer::Form(a)) => Ok(a),
+        _ => Err(InputError::Invalid("the answer is not a form's".into())),
     }
 }
 
@@ -418,6 +428,7 @@ impl ToolContext {
             resources: None,
             input: None,
             input_tally: Arc::default(),
+            input_runtime: None,
         }
     }
 
@@ -444,6 +455,7 @@ impl ToolContext {
             resources: None,
             input: None,
             input_tally: Arc::default(),
+            input_runtime: None,
         }
     }
 
@@ -481,6 +493,7 @@ impl ToolContext {
     /// Answer the tool's questions here (see [`ToolContext::ask`]).
     pub fn with_input(mut self, handler: Arc<dyn InputHandler>) -> Self {
         self.input = Some(handler);
+        self.input_runtime = tokio::runtime::Handle::try_current().ok();
         self
     }
 
@@ -641,6 +654,31 @@ impl ToolContext {
         Ok(answers)
     }
 
+    /// [`ToolContext::ask`] for a **sync** handler: blocks the handler's thread (its confined
+    /// worker, or the blocking pool) until the answers come, with the same checks, limits,
+    /// cancellation and reason codes. The questions travel on the runtime the executor runs
+    /// on. Never call it from an async handler (it would block a runtime thread, and tokio
+    /// refuses with a panic, which the executor reports as `panicked`): use `ask` there.
+    pub fn ask_blocking(
+        &self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<Vec<InputAnswer>, InputError> {
+        match &self.input_runtime {
+            Some(rt) => rt.block_on(self.ask(requests)),
+            None => futures::executor::block_on(self.ask(requests)),
+        }
+    }
+
+    /// [`ToolContext::elicit`] for a sync handler (see [`ToolContext::ask_blocking`]).
+    pub fn elicit_blocking(
+        &self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<FormAnswer, InputError> {
+        only_form(self.ask_blocking(vec![(id.into(), InputRequest::form(message, schema))])?)
+    }
+
     /// Ask the user to fill in a form (`schema`: an object of primitive properties).
     pub async fn elicit(
         &self,
@@ -648,13 +686,10 @@ impl ToolContext {
         message: impl Into<String>,
         schema: Value,
     ) -> Result<FormAnswer, InputError> {
-        let mut answers = self
-            .ask(vec![(id.into(), InputRequest::form(message, schema))])
-            .await?;
-        match answers.pop() {
-            Some(InputAnswer::Form(a)) => Ok(a),
-            _ => Err(InputError::Invalid("the answer is not a form's".into())),
-        }
+        only_form(
+            self.ask(vec![(id.into(), InputRequest::form(message, schema))])
+                .await?,
+        )
     }
 
     /// Ask the caller's model for a message.
