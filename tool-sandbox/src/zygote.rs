@@ -111,8 +111,7 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     chld.thread_block().map_err(|e| setup("sigprocmask", e))?;
-    let sigfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-        .map_err(|e| setup("signalfd", e))?;
+    let sigfd = sigchld_fd()?;
     // A spare writes its control index here when it took a request.
     let (taken_read, taken_write) = rustix::pipe::pipe_with(
         rustix::pipe::PipeFlags::CLOEXEC | rustix::pipe::PipeFlags::NONBLOCK,
@@ -198,8 +197,7 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
         // is left then is swept by the next process of this crate that probes the hierarchy.
         finished.retain_mut(|(dir, attempts)| {
             *attempts += 1;
-            let gone = std::fs::remove_dir(&*dir).is_ok() || !dir.exists();
-            !gone && *attempts < REMOVE_ATTEMPTS
+            !removed(dir) && *attempts < REMOVE_ATTEMPTS
         });
         for (mine, now) in hung_up.iter_mut().zip(events.hung_up) {
             *mine |= now;
@@ -216,7 +214,7 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
             }
             for (dir, _) in &finished {
                 for _ in 0..REMOVE_ATTEMPTS {
-                    if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                    if removed(dir) {
                         break;
                     }
                     std::thread::sleep(REMOVE_RETRY);
@@ -225,6 +223,19 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
             return Ok(Role::Zygote(0));
         }
     }
+}
+
+/// Tries to remove a finished tree's cgroup: `true` once it is gone.
+fn removed(dir: &std::path::Path) -> bool {
+    std::fs::remove_dir(dir).is_ok() || !dir.exists()
+}
+
+/// A non-blocking, close-on-exec signal descriptor for `SIGCHLD` (which must be blocked).
+fn sigchld_fd() -> Result<SignalFd, SandboxError> {
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
+        .map_err(|e| setup("signalfd", e))
 }
 
 /// What woke the zygote.
@@ -441,10 +452,7 @@ fn run_program(
         Err(e) if spec.mode == Mode::Required => return Err(e),
         Err(_) => Namespaces::default(),
     };
-    let mut chld = SigSet::empty();
-    chld.add(Signal::SIGCHLD);
-    let sigfd = SignalFd::with_flags(&chld, SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK)
-        .map_err(|e| setup("signalfd", e))?;
+    let sigfd = sigchld_fd()?;
     let mut enforcement = confine_prepared(&spec.policy, spec.mode, prepared.confinement)?;
     enforcement.pid_namespace = namespaces.pid;
     enforcement.net_namespace = namespaces.net;
