@@ -57,11 +57,112 @@ fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
         &args,
     )
     .expect("call runs");
-    String::from_utf8(out)
+    let out: Vec<Value> = String::from_utf8(out)
         .expect("UTF-8")
         .lines()
         .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
-        .collect()
+        .collect();
+    for line in &out {
+        assert_documented_shape(provider, batch, line);
+    }
+    out
+}
+
+/// Every reply matches the shape its provider documents (`tests/fixtures/reply`): each message
+/// of an OpenAI or Responses batch, the one message of an Anthropic or Gemini batch.
+fn assert_documented_shape(provider: Provider, batch: bool, reply: &Value) {
+    let (key, many) = match provider {
+        Provider::OpenAi => ("openai", true),
+        Provider::Responses => ("responses", true),
+        Provider::Anthropic => ("anthropic", false),
+        Provider::Gemini => ("gemini", false),
+    };
+    let schema = &provider_shapes()[key];
+    let validator = jsonschema::validator_for(schema).expect("the shape is a valid schema");
+    let messages: Vec<&Value> = if batch && many {
+        reply
+            .as_array()
+            .expect("a batch is an array")
+            .iter()
+            .collect()
+    } else {
+        vec![reply]
+    };
+    for m in messages {
+        let errors: Vec<String> = validator
+            .iter_errors(m)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "not the documented {key} shape: {errors:?}\n{m}"
+        );
+    }
+}
+
+fn provider_shapes() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/reply/provider_shapes.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).expect("shapes file")).expect("JSON")
+}
+
+#[test]
+fn the_documented_shapes_are_strict_enough_to_fail() {
+    // The check above is only worth something if a wrong message fails it.
+    let shapes = provider_shapes();
+    for (key, wrong) in [
+        ("openai", json!({"role": "tool", "content": "3"})),
+        (
+            "openai",
+            json!({"role": "tool", "tool_call_id": "c", "content": "3", "is_error": true}),
+        ),
+        (
+            "responses",
+            json!({"type": "function_call_output", "id": "x", "output": "3"}),
+        ),
+        (
+            "anthropic",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call:1", "content": "3"}]}),
+        ),
+        (
+            "anthropic",
+            json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "isError": true}]}),
+        ),
+        (
+            "gemini",
+            json!({"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "3"}}]}),
+        ),
+    ] {
+        let validator = jsonschema::validator_for(&shapes[key]).expect("valid schema");
+        assert!(!validator.is_valid(&wrong), "{key} accepted {wrong}");
+    }
+}
+
+#[test]
+fn every_kind_of_result_has_the_documented_shape_on_every_provider() {
+    // Calls without a provider id (the executor names them), an object output, a number, a
+    // failure, a refusal with violations, an unknown tool and a malformed line, one by one and
+    // as a batch.
+    let lines = [
+        r#"{"tool": "rp_add", "args": {"a": 1, "b": 2}}"#,
+        r#"{"tool": "rp_fail", "args": {}}"#,
+        r#"{"tool": "rp_add", "args": {"a": "x"}}"#,
+        r#"{"tool": "nope", "args": {}}"#,
+        r#"{"tool": 7}"#,
+    ];
+    for provider in [
+        Provider::OpenAi,
+        Provider::Responses,
+        Provider::Anthropic,
+        Provider::Gemini,
+    ] {
+        let out = replies(provider, false, &format!("{}\n", lines.join("\n")));
+        assert_eq!(out.len(), lines.len(), "{provider:?}: {out:?}");
+        let out = replies(provider, true, &format!("[{}]\n", lines[..4].join(", ")));
+        assert_eq!(out.len(), 1, "{provider:?}: {out:?}");
+    }
 }
 
 const OPENAI_CALL: &str = r#"{"id": "call_abc", "type": "function", "function": {"name": "rp_add", "arguments": "{\"a\": 1, \"b\": 2}"}}"#;

@@ -6,7 +6,7 @@
 //! | [`Provider::OpenAi`] (Chat Completions) | `{"role": "tool", "tool_call_id", "content"}` | an array of those messages |
 //! | [`Provider::Responses`] (OpenAI Responses) | `{"type": "function_call_output", "call_id", "output"}` | an array of those input items |
 //! | [`Provider::Anthropic`] (Messages) | `{"role": "user", "content": [{"type": "tool_result", "tool_use_id", "content", "is_error"}]}` | one user message, one block per result |
-//! | [`Provider::Gemini`] | `{"role": "user", "parts": [{"functionResponse": {"id"?, "name", "response"}}]}` | one content, one part per result |
+//! | [`Provider::Gemini`] | `{"role": "user", "parts": [{"functionResponse": {"id"?, "name", "response"}}]}` (a `{"text"}` part for a call too malformed to name its function) | one content, one part per result |
 //!
 //! The text is the tool's output (a string as is, anything else as JSON). A refusal or failure
 //! becomes feedback the model can act on: the status, the stable reason code (and the tool's own
@@ -158,6 +158,11 @@ fn anthropic_block(result: &CallResult) -> Value {
 }
 
 fn gemini_part(result: &CallResult) -> Value {
+    // A `functionResponse` must name its function: a call too malformed to name one is answered
+    // with a text part carrying the feedback.
+    if result.tool.as_deref().is_none_or(str::is_empty) {
+        return json!({ "text": text(result) });
+    }
     let response = if is_error(result) {
         let mut error = json!({
             "status": result.status.as_str(),
