@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::content::{Audio, Content, EmbeddedResource, Image};
 use tool_core::reply::Provider;
 use tool_core::resource::Resources;
 use tool_core::{tool, Registry};
@@ -23,6 +24,17 @@ fn rp_add(a: i64, b: i64) -> i64 {
 #[tool(risk = "safe")]
 fn rp_fail() -> Result<String, String> {
     Err("the service is down".into())
+}
+
+/// A chart: a caption, a PNG, a sound and the data behind it.
+#[tool(risk = "safe")]
+fn rp_chart() -> Vec<Content> {
+    vec![
+        Content::text("Sales by month:"),
+        Image::png(vec![0x89, b'P', b'N', b'G']).into(),
+        Audio::wav(b"RIFF".to_vec()).into(),
+        EmbeddedResource::text("report://sales.csv", "month,total\n1,10\n").into(),
+    ]
 }
 
 fn registry() -> Arc<Registry> {
@@ -106,6 +118,75 @@ fn provider_shapes() -> Value {
         "/fixtures/reply/provider_shapes.json"
     );
     serde_json::from_str(&std::fs::read_to_string(path).expect("shapes file")).expect("JSON")
+}
+
+#[test]
+fn content_blocks_go_back_where_each_provider_takes_them() {
+    let call = r#"{"tool": "rp_chart", "args": {}}"#;
+    let png = tool_core::content::base64_encode(&[0x89, b'P', b'N', b'G']);
+    let wav = tool_core::content::base64_encode(b"RIFF");
+
+    // Chat Completions: text parts only, the image and the sound described.
+    let out = replies(Provider::OpenAi, false, &format!("{call}\n"));
+    let texts: Vec<&str> = out[0]["content"]
+        .as_array()
+        .expect("text parts")
+        .iter()
+        .map(|p| p["text"].as_str().expect("text"))
+        .collect();
+    assert_eq!(texts[0], "Sales by month:");
+    assert_eq!(texts[1], "[image: image/png, 4 bytes]");
+    assert_eq!(texts[2], "[audio: audio/wav, 4 bytes]");
+    assert!(texts[3].contains("month,total"), "{texts:?}");
+
+    // Responses: the image as a data URL.
+    let out = replies(Provider::Responses, false, &format!("{call}\n"));
+    let output = &out[0]["output"];
+    assert_eq!(
+        output[0],
+        json!({"type": "input_text", "text": "Sales by month:"})
+    );
+    assert_eq!(
+        output[1],
+        json!({"type": "input_image", "image_url": format!("data:image/png;base64,{png}")})
+    );
+    assert_eq!(output[2]["type"], "input_text");
+
+    // Anthropic: a base64 image block inside the tool_result.
+    let out = replies(Provider::Anthropic, false, &format!("{call}\n"));
+    let content = &out[0]["content"][0]["content"];
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}})
+    );
+    assert_eq!(out[0]["content"][0]["is_error"], false);
+
+    // Gemini: the function response, then the image and the sound as inline data.
+    let out = replies(Provider::Gemini, false, &format!("{call}\n"));
+    let parts = out[0]["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    let text = parts[0]["functionResponse"]["response"]["output"]
+        .as_str()
+        .expect("the text blocks");
+    assert!(
+        text.starts_with("Sales by month:") && text.contains("month,total"),
+        "{text}"
+    );
+    assert_eq!(
+        parts[1],
+        json!({"inlineData": {"mimeType": "image/png", "data": png}})
+    );
+    assert_eq!(
+        parts[2],
+        json!({"inlineData": {"mimeType": "audio/wav", "data": wav}})
+    );
+
+    // In a batch next to another result, each keeps its place.
+    let line = format!("[{call}, {{\"tool\": \"rp_add\", \"args\": {{\"a\": 1, \"b\": 1}}}}]\n");
+    let out = replies(Provider::Gemini, true, &line);
+    let parts = out[0]["parts"].as_array().expect("parts");
+    assert_eq!(parts.len(), 4, "{parts:?}");
+    assert_eq!(parts[3]["functionResponse"]["response"]["output"], 2);
 }
 
 #[test]

@@ -8,7 +8,11 @@
 //! | [`Provider::Anthropic`] (Messages) | `{"role": "user", "content": [{"type": "tool_result", "tool_use_id", "content", "is_error"}]}` | one user message, one block per result |
 //! | [`Provider::Gemini`] | `{"role": "user", "parts": [{"functionResponse": {"id"?, "name", "response"}}]}` (a `{"text"}` part for a call too malformed to name its function) | one content, one part per result |
 //!
-//! The text is the tool's output (a string as is, anything else as JSON). A refusal or failure
+//! The text is the tool's output (a string as is, anything else as JSON). Content blocks go
+//! where the provider takes them: images as Responses `input_image` data URLs, Anthropic base64
+//! `image` blocks (JPEG, PNG, GIF, WebP) and Gemini `inlineData` parts (audio too); what a
+//! provider cannot carry (every non-text block in a Chat Completions tool message) is described
+//! in text (`[image: image/png, 68 bytes]`, an embedded text resource with its text). A refusal or failure
 //! becomes feedback the model can act on: the status, the stable reason code (and the tool's own
 //! error code, [`ToolError`](crate::outcome::ToolError)), the step that stopped the call and its
 //! message, and what to do next. For `invalid_arguments` it lists every failing JSON path with
@@ -27,6 +31,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::content::{base64_encode, Content};
 use crate::executor::CallResult;
 use crate::reason::ReasonCode;
 use crate::status::CallStatus;
@@ -52,7 +57,7 @@ pub fn reply(result: &CallResult, provider: Provider) -> Value {
         Provider::OpenAi => openai_message(result),
         Provider::Responses => responses_item(result),
         Provider::Anthropic => json!({"role": "user", "content": [anthropic_block(result)]}),
-        Provider::Gemini => json!({"role": "user", "parts": [gemini_part(result)]}),
+        Provider::Gemini => json!({"role": "user", "parts": gemini_parts(result)}),
     }
 }
 
@@ -69,7 +74,7 @@ pub fn reply_batch(results: &[CallResult], provider: Provider) -> Value {
         }),
         Provider::Gemini => json!({
             "role": "user",
-            "parts": results.iter().map(gemini_part).collect::<Vec<_>>(),
+            "parts": results.iter().flat_map(gemini_parts).collect::<Vec<_>>(),
         }),
     }
 }
@@ -140,21 +145,107 @@ fn is_error(result: &CallResult) -> bool {
     result.status != CallStatus::Ok
 }
 
+/// The content blocks the model gets, when the call succeeded with blocks: the structured or
+/// text output first (if any), then the blocks in their order. `None`: text only.
+fn blocks(result: &CallResult) -> Option<Vec<Content>> {
+    if result.content.is_empty() || is_error(result) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(result.content.len() + 1);
+    match &result.output {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() => {}
+        Some(_) => out.push(Content::Text(text(result))),
+    }
+    out.extend(result.content.iter().cloned());
+    Some(out)
+}
+
+/// A data URL of base64 `bytes`.
+fn data_url(mime_type: &str, bytes: &[u8]) -> String {
+    format!("data:{mime_type};base64,{}", base64_encode(bytes))
+}
+
+/// Chat Completions tool messages hold text parts only: a block that is not text is described.
 fn openai_message(result: &CallResult) -> Value {
-    json!({"role": "tool", "tool_call_id": result.call_id, "content": text(result)})
+    let content = match blocks(result) {
+        None => json!(text(result)),
+        Some(blocks) => blocks
+            .iter()
+            .map(|b| json!({"type": "text", "text": b.describe()}))
+            .collect(),
+    };
+    json!({"role": "tool", "tool_call_id": result.call_id, "content": content})
 }
 
+/// Responses outputs may hold text and images (as data URLs); other blocks are described.
 fn responses_item(result: &CallResult) -> Value {
-    json!({"type": "function_call_output", "call_id": result.call_id, "output": text(result)})
+    let output = match blocks(result) {
+        None => json!(text(result)),
+        Some(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                Content::Image(i) => {
+                    json!({"type": "input_image", "image_url": data_url(&i.mime_type, &i.data)})
+                }
+                other => json!({"type": "input_text", "text": other.describe()}),
+            })
+            .collect(),
+    };
+    json!({"type": "function_call_output", "call_id": result.call_id, "output": output})
 }
 
+/// The image types a Messages `tool_result` may carry as base64 image blocks.
+const ANTHROPIC_IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+
+/// A `tool_result` holds text and image blocks; other blocks (and images of other types) are
+/// described.
 fn anthropic_block(result: &CallResult) -> Value {
+    let content = match blocks(result) {
+        None => json!(text(result)),
+        Some(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                Content::Image(i) if ANTHROPIC_IMAGE_TYPES.contains(&i.mime_type.as_str()) => {
+                    json!({"type": "image", "source": {
+                        "type": "base64", "media_type": i.mime_type, "data": base64_encode(&i.data)
+                    }})
+                }
+                other => json!({"type": "text", "text": other.describe()}),
+            })
+            .collect(),
+    };
     json!({
         "type": "tool_result",
         "tool_use_id": result.call_id,
-        "content": text(result),
+        "content": content,
         "is_error": is_error(result),
     })
+}
+
+/// Gemini's parts of one result: its `functionResponse` (the text of the blocks under
+/// `output`), then each image or audio block as an `inlineData` part.
+fn gemini_parts(result: &CallResult) -> Vec<Value> {
+    let Some(blocks) = blocks(result) else {
+        return vec![gemini_part(result)];
+    };
+    let text: Vec<String> = blocks
+        .iter()
+        .filter(|b| !matches!(b, Content::Image(_) | Content::Audio(_)))
+        .map(Content::describe)
+        .collect();
+    let mut response = Map::new();
+    response.insert("output".to_owned(), json!(text.join("\n")));
+    let mut parts = vec![function_response(result, Value::Object(response))];
+    for b in &blocks {
+        let (mime_type, data) = match b {
+            Content::Image(i) => (&i.mime_type, &i.data),
+            Content::Audio(a) => (&a.mime_type, &a.data),
+            _ => continue,
+        };
+        parts.push(json!({"inlineData": {"mimeType": mime_type, "data": base64_encode(data)}}));
+    }
+    parts
 }
 
 fn gemini_part(result: &CallResult) -> Value {
@@ -188,6 +279,10 @@ fn gemini_part(result: &CallResult) -> Value {
             None => json!({ "output": null }),
         }
     };
+    function_response(result, response)
+}
+
+fn function_response(result: &CallResult, response: Value) -> Value {
     let mut f = Map::new();
     f.insert("id".to_owned(), json!(result.call_id));
     f.insert(
