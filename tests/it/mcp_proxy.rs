@@ -211,6 +211,7 @@ struct Proxy {
     backend: ExecutorBackend,
     addr: std::net::SocketAddr,
     log: std::path::PathBuf,
+    workspace: std::path::PathBuf,
     stop: CancellationToken,
     _dir: tempfile::TempDir,
 }
@@ -282,15 +283,7 @@ async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
     )
     .await
     .expect("the child server starts and lists its tools");
-    let mut b = Registry::builder();
-    for t in imported.tools.iter().cloned() {
-        b = b.tool(t);
-    }
-    let executor = Executor::new(
-        Arc::new(b.build().expect("registry")),
-        ExecutorConfig::new(&workspace),
-    )
-    .expect("executor");
+    let executor = executor(&imported, ExecutorConfig::new(&workspace));
     let backend = ExecutorBackend::new(Arc::new(executor));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
     let addr = listener.local_addr().expect("address");
@@ -305,9 +298,19 @@ async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
         backend,
         addr,
         log,
+        workspace,
         stop,
         _dir: dir,
     }
+}
+
+/// An executor over the imported tools.
+fn executor(imported: &ImportedServer, config: ExecutorConfig) -> Executor {
+    let mut b = Registry::builder();
+    for t in imported.tools.iter().cloned() {
+        b = b.tool(t);
+    }
+    Executor::new(Arc::new(b.build().expect("registry")), config).expect("executor")
 }
 
 /// A 2025-11-25 client; with `approve`, it declares form elicitation and approves what it is
@@ -602,6 +605,34 @@ async fn a_cancelled_proxied_call_is_cancelled_at_the_child() {
         assert!(
             p.child_recorded(cancelled("direct")).await,
             "{child:?}: the child never saw the cancellation: {:?}",
+            p.received()
+        );
+
+        // The executor's timeout.
+        let timed = executor(
+            p.imported.as_ref().expect("imported"),
+            ExecutorConfig::new(&p.workspace).default_timeout(Duration::from_millis(300)),
+        );
+        let outcome = ExecutorBackend::new(Arc::new(timed))
+            .call_tool(
+                "wait".into(),
+                args(json!({"tag": "timeout"})),
+                McpCallContext::new("w2", CancellationToken::new()),
+            )
+            .await;
+        assert!(
+            matches!(
+                outcome,
+                McpCallOutcome::Failed {
+                    code: ReasonCode::Timeout,
+                    ..
+                }
+            ),
+            "{outcome:?}"
+        );
+        assert!(
+            p.child_recorded(cancelled("timeout")).await,
+            "{child:?}: the child never saw the timeout as a cancellation: {:?}",
             p.received()
         );
 

@@ -178,3 +178,65 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
     })?;
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Proxy {
+        #[command(flatten)]
+        args: ProxyArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ProxyArgs, clap::Error> {
+        Proxy::try_parse_from(std::iter::once("proxy").chain(args.iter().copied())).map(|p| p.args)
+    }
+
+    #[test]
+    fn proxy_takes_its_transport_and_the_childs_revision() {
+        let p = parse(&[
+            "--http",
+            "127.0.0.1:8080",
+            "--child-revision",
+            "2025-11-25",
+            "--workspace",
+            "/w",
+            "--",
+            "server",
+            "--flag",
+        ])
+        .expect("parses");
+        assert_eq!(p.http, "127.0.0.1:8080".parse().ok());
+        assert_eq!(p.child_revision, ChildRevision::V2025_11_25);
+        assert_eq!(p.command, ["server", "--flag"]);
+        let p = parse(&["--workspace", "/w", "--", "server"]).expect("parses");
+        assert_eq!(p.child_revision, ChildRevision::Auto);
+        assert_eq!(p.http, None);
+        let p = parse(&[
+            "--child-revision",
+            "2026-07-28",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ])
+        .expect("parses");
+        assert_eq!(p.child_revision, ChildRevision::V2026_07_28);
+        let unknown = parse(&[
+            "--child-revision",
+            "2024-11-05",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ])
+        .expect_err("an unknown revision is refused");
+        assert!(
+            unknown.to_string().contains("unknown MCP revision"),
+            "{unknown}"
+        );
+    }
+}
