@@ -192,13 +192,17 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
 enum Child {
     BothRevisions,
     Legacy,
+    /// Speaks 2025-11-25 only, and never answers `server/discover`.
+    MuteDiscover,
 }
 
 impl Child {
     fn args(self, log: &std::path::Path) -> Vec<String> {
         let mut args = vec![log.display().to_string()];
-        if self == Child::Legacy {
-            args.push("--legacy".to_owned());
+        match self {
+            Child::BothRevisions => {}
+            Child::Legacy => args.push("--legacy".to_owned()),
+            Child::MuteDiscover => args.push("--mute-discover".to_owned()),
         }
         args
     }
@@ -274,6 +278,8 @@ async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
         .into_iter()
         .collect(),
         revision,
+        // Short, so that the child that never answers it does not hold the test up.
+        discover_timeout: Some(Duration::from_millis(500)),
         ..ProxyConfig::default()
     };
     let imported = proxy::import(
@@ -427,6 +433,7 @@ async fn the_proxy_speaks_either_revision_with_its_child() {
     for (child, revision, expected) in [
         (Child::BothRevisions, ChildRevision::Auto, "2026-07-28"),
         (Child::Legacy, ChildRevision::Auto, "2025-11-25"),
+        (Child::MuteDiscover, ChildRevision::Auto, "2025-11-25"),
         (
             Child::BothRevisions,
             ChildRevision::V2025_11_25,

@@ -7,7 +7,8 @@
 //!
 //! `mcp_recording_server LOG_FILE` speaks both MCP revisions (2026-07-28 and 2025-11-25);
 //! `mcp_recording_server LOG_FILE --legacy` speaks only 2025-11-25 (and older): a request that
-//! declares 2026-07-28, `server/discover` included, gets the unsupported-version error.
+//! declares 2026-07-28, `server/discover` included, gets the unsupported-version error;
+//! `--mute-discover` is that server, except that it never answers `server/discover` at all.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -15,8 +16,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerConfig,
+    CallToolRequestParams, CallToolResponse, DiscoverResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -116,20 +117,39 @@ impl McpBackend for Recorder {
     }
 }
 
-/// The same server, limited to the revisions before 2026-07-28.
-struct Legacy(McpServer<Recorder>);
+/// The same server, limited to the revisions before 2026-07-28; `mute`: `server/discover` is
+/// never answered.
+struct Legacy {
+    server: McpServer<Recorder>,
+    mute: bool,
+}
 
 impl ServerHandler for Legacy {
     fn get_info(&self) -> ServerConfig {
-        self.0.get_info()
+        self.server.get_info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Owned(vec![
+        let mut versions = vec![
             ProtocolVersion::V_2025_11_25,
             ProtocolVersion::V_2025_06_18,
             ProtocolVersion::V_2025_03_26,
-        ])
+        ];
+        if self.mute {
+            // Accepted, so that the request reaches `discover`, which never answers.
+            versions.insert(0, ProtocolVersion::V_2026_07_28);
+        }
+        Cow::Owned(versions)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        if self.mute {
+            std::future::pending::<()>().await;
+        }
+        self.server.discover(context).await
     }
 
     async fn list_tools(
@@ -137,7 +157,7 @@ impl ServerHandler for Legacy {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.0.list_tools(request, context).await
+        self.server.list_tools(request, context).await
     }
 
     async fn call_tool(
@@ -145,15 +165,18 @@ impl ServerHandler for Legacy {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.0.call_tool(request, context).await
+        self.server.call_tool(request, context).await
     }
 }
 
-async fn serve_legacy(backend: Recorder) -> Result<(), String> {
-    let service = Legacy(McpServer::new(backend))
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn serve_legacy(backend: Recorder, mute: bool) -> Result<(), String> {
+    let service = Legacy {
+        server: McpServer::new(backend),
+        mute,
+    }
+    .serve(rmcp::transport::stdio())
+    .await
+    .map_err(|e| e.to_string())?;
     service.waiting().await.map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -161,15 +184,16 @@ async fn serve_legacy(backend: Recorder) -> Result<(), String> {
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     let Some(log) = args.next() else {
-        eprintln!("usage: mcp_recording_server LOG_FILE [--legacy]");
+        eprintln!("usage: mcp_recording_server LOG_FILE [--legacy | --mute-discover]");
         return ExitCode::from(2);
     };
     let legacy = match args.next() {
-        None => false,
-        Some(flag) if flag == "--legacy" => true,
+        None => None,
+        Some(flag) if flag == "--legacy" => Some(false),
+        Some(flag) if flag == "--mute-discover" => Some(true),
         Some(other) => {
             eprintln!(
-                "unknown argument {other:?}; usage: mcp_recording_server LOG_FILE [--legacy]"
+                "unknown argument {other:?}; usage: mcp_recording_server LOG_FILE [--legacy | --mute-discover]"
             );
             return ExitCode::from(2);
         }
@@ -185,11 +209,11 @@ fn main() -> ExitCode {
         }
     };
     let backend = Recorder { log: log.into() };
-    let served = if legacy {
-        rt.block_on(serve_legacy(backend))
-    } else {
-        rt.block_on(tool_core::mcp::serve_stdio(backend))
-            .map_err(|e| e.to_string())
+    let served = match legacy {
+        Some(mute) => rt.block_on(serve_legacy(backend, mute)),
+        None => rt
+            .block_on(tool_core::mcp::serve_stdio(backend))
+            .map_err(|e| e.to_string()),
     };
     match served {
         Ok(()) => ExitCode::SUCCESS,

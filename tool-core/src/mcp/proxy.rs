@@ -48,6 +48,9 @@ pub struct ProxyConfig {
     /// The MCP revision to speak with the child (default: 2026-07-28, falling back to
     /// 2025-11-25).
     pub revision: ChildRevision,
+    /// With [`ChildRevision::Auto`], how long to wait for the child's answer to
+    /// `server/discover` before starting it again for 2025-11-25 (default 10 seconds).
+    pub discover_timeout: Option<std::time::Duration>,
 }
 
 /// The MCP revision the proxy speaks with its child server.
@@ -55,8 +58,9 @@ pub struct ProxyConfig {
 #[non_exhaustive]
 pub enum ChildRevision {
     /// `server/discover` first (2026-07-28); when that fails (the child does not know the method,
-    /// offers only older revisions, or does not answer within 10 seconds), the child is started
-    /// again and spoken to from `initialize` on (2025-11-25).
+    /// offers only older revisions, or does not answer within
+    /// [`ProxyConfig::discover_timeout`]), the child is started again and spoken to from
+    /// `initialize` on (2025-11-25).
     #[default]
     Auto,
     /// 2026-07-28 only: a child that does not speak it is an error.
@@ -66,8 +70,9 @@ pub enum ChildRevision {
 }
 
 /// How long the proxy waits for a child's answer to `server/discover` before it tries
-/// `initialize` instead (a server of an older revision may leave an unknown method unanswered).
-const DISCOVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// `initialize` instead (a server of an older revision may leave an unknown method unanswered),
+/// unless [`ProxyConfig::discover_timeout`] says otherwise.
+pub const DISCOVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl std::str::FromStr for ChildRevision {
     type Err = String;
@@ -180,8 +185,8 @@ pub async fn import(
             connect(command, args, ClientLifecycleMode::Initialize).await?
         }
         ChildRevision::Auto => {
-            let modern =
-                tokio::time::timeout(DISCOVER_TIMEOUT, connect(command, args, discover())).await;
+            let limit = config.discover_timeout.unwrap_or(DISCOVER_TIMEOUT);
+            let modern = tokio::time::timeout(limit, connect(command, args, discover())).await;
             match modern {
                 Ok(Ok(service)) => service,
                 Ok(Err(ProxyError::Spawn { command, source })) => {
@@ -190,7 +195,7 @@ pub async fn import(
                 failed => {
                     let why = match failed {
                         Ok(Err(e)) => e.to_string(),
-                        _ => format!("no answer to server/discover within {DISCOVER_TIMEOUT:?}"),
+                        _ => format!("no answer to server/discover within {limit:?}"),
                     };
                     tracing::debug!(server = %command, %why, "mcp proxy: the child does not speak 2026-07-28; starting it again for 2025-11-25");
                     connect(command, args, ClientLifecycleMode::Initialize)
