@@ -33,12 +33,13 @@ struct Recorder {
 }
 
 impl Recorder {
+    /// Append one line, in one write, so that a reader never sees half of it.
     fn record(&self, line: &Value) -> std::io::Result<()> {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&self.log)
-            .and_then(|mut f| writeln!(f, "{line}"))
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
     }
 }
 
