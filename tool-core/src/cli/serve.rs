@@ -1,7 +1,8 @@
 //! `serve` (the registry over MCP, stdio or streamable HTTP) and `proxy` (a third-party MCP server
-//! behind our checks, served over stdio). Both run every call through the executor, with the
-//! static script scan (default policy) as its script gate unless `--scan off`; approvals go to
-//! the client (MCP elicitation) and are denied when it cannot ask.
+//! behind our checks, served over stdio or streamable HTTP). Both run every call through the
+//! executor, with the static script scan (default policy) as its script gate unless `--scan off`;
+//! approvals go to the client (input-required results for 2026-07-28 clients, elicitation for
+//! 2025-11-25 clients) and are denied when it can do neither.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,7 +16,7 @@ use super::shared::CliError;
 use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
-use crate::mcp::proxy::{self, ProxyConfig};
+use crate::mcp::proxy::{self, ChildRevision, ProxyConfig};
 use crate::mcp::{ExecutorBackend, Named, ServerInfo};
 use crate::registry::Registry;
 use crate::resource::Resources;
@@ -86,6 +87,14 @@ pub(crate) struct ProxyArgs {
     /// Risk of one imported tool, NAME=RISK (repeatable); unlisted tools are `mutation`.
     #[arg(long = "risk", value_name = "NAME=RISK", value_parser = parse_risk)]
     risks: Vec<(String, Risk)>,
+    /// Serve over streamable HTTP at http://ADDR/mcp (loopback Host headers only) instead of
+    /// stdin/stdout.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// The MCP revision to speak with the child: `auto` (2026-07-28, falling back to
+    /// 2025-11-25), `2026-07-28` or `2025-11-25`.
+    #[arg(long, value_name = "REVISION", default_value = "auto")]
+    child_revision: ChildRevision,
     #[command(flatten)]
     exec: ExecArgs,
     /// The MCP server to start, and its arguments.
@@ -137,6 +146,7 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
         .ok_or_else(|| CliError("proxy needs a command after `--`".to_owned()))?;
     let config = ProxyConfig {
         risks: args.risks.iter().cloned().collect(),
+        revision: args.child_revision,
         ..ProxyConfig::default()
     };
     let rt = runtime()?;
@@ -153,9 +163,80 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
         let backend = ExecutorBackend::new(args.exec.executor(registry, &Resources::new())?);
-        let served = crate::mcp::serve_stdio(backend).await;
+        let served = match args.http {
+            Some(addr) => {
+                eprintln!(
+                    "serving {} tools of `{command}` at http://{addr}/mcp",
+                    imported.tools.len()
+                );
+                crate::mcp::serve_http(backend, addr).await
+            }
+            None => crate::mcp::serve_stdio(backend).await,
+        };
         imported.shutdown().await;
         served.map_err(|e| CliError(e.to_string()))
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Proxy {
+        #[command(flatten)]
+        args: ProxyArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ProxyArgs, clap::Error> {
+        Proxy::try_parse_from(std::iter::once("proxy").chain(args.iter().copied())).map(|p| p.args)
+    }
+
+    #[test]
+    fn proxy_takes_its_transport_and_the_childs_revision() {
+        let p = parse(&[
+            "--http",
+            "127.0.0.1:8080",
+            "--child-revision",
+            "2025-11-25",
+            "--workspace",
+            "/w",
+            "--",
+            "server",
+            "--flag",
+        ])
+        .expect("parses");
+        assert_eq!(p.http, "127.0.0.1:8080".parse().ok());
+        assert_eq!(p.child_revision, ChildRevision::V2025_11_25);
+        assert_eq!(p.command, ["server", "--flag"]);
+        let p = parse(&["--workspace", "/w", "--", "server"]).expect("parses");
+        assert_eq!(p.child_revision, ChildRevision::Auto);
+        assert_eq!(p.http, None);
+        let p = parse(&[
+            "--child-revision",
+            "2026-07-28",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ])
+        .expect("parses");
+        assert_eq!(p.child_revision, ChildRevision::V2026_07_28);
+        let unknown = parse(&[
+            "--child-revision",
+            "2024-11-05",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ])
+        .expect_err("an unknown revision is refused");
+        assert!(
+            unknown.to_string().contains("unknown MCP revision"),
+            "{unknown}"
+        );
+    }
 }

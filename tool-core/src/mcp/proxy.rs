@@ -5,14 +5,31 @@
 //! decide anything. Risk comes from [`ProxyConfig`] (default `mutation`). A tool whose name or
 //! schema we cannot accept is skipped (never served) and reported in [`ImportedServer::skipped`],
 //! so one odd tool does not take the whole server down while nothing unchecked gets through.
+//!
+//! With the child the proxy speaks the revision [`ChildRevision`] says: by default it opens with
+//! `server/discover` (2026-07-28, every request self-contained) and falls back to `initialize`
+//! (a 2025-11-25 session) for a child that does not speak the new revision. To its own clients
+//! it is an ordinary [`McpServer`](super::McpServer), which speaks both revisions whatever the
+//! child speaks: approval is the proxy's (input-required results for 2026-07-28 clients,
+//! elicitation for 2025-11-25 clients, denial for a client that can do neither), never the
+//! child's.
+//!
+//! A proxied call that is cancelled (the client's `notifications/cancelled`, a closed request
+//! stream, the executor's timeout) is cancelled at the child too: the proxy sends the child
+//! `notifications/cancelled` for the forwarded request, on stdio the way both revisions cancel.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use rmcp::model::{CallToolRequestParams, ContentBlock, Tool};
-use rmcp::service::RunningService;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
+    ContentBlock, ProtocolVersion, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService, ServiceError,
+};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{Peer, RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 
 use crate::decl::Risk;
@@ -28,6 +45,48 @@ pub struct ProxyConfig {
     pub default_risk: Risk,
     /// A label for error messages and declarations (default: the command).
     pub label: Option<String>,
+    /// The MCP revision to speak with the child (default: 2026-07-28, falling back to
+    /// 2025-11-25).
+    pub revision: ChildRevision,
+    /// With [`ChildRevision::Auto`], how long to wait for the child's answer to
+    /// `server/discover` before starting it again for 2025-11-25 (default 10 seconds).
+    pub discover_timeout: Option<std::time::Duration>,
+}
+
+/// The MCP revision the proxy speaks with its child server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChildRevision {
+    /// `server/discover` first (2026-07-28); when that fails (the child does not know the method,
+    /// offers only older revisions, or does not answer within
+    /// [`ProxyConfig::discover_timeout`]), the child is started again and spoken to from
+    /// `initialize` on (2025-11-25).
+    #[default]
+    Auto,
+    /// 2026-07-28 only: a child that does not speak it is an error.
+    V2026_07_28,
+    /// A 2025-11-25 session from `initialize` on.
+    V2025_11_25,
+}
+
+/// How long the proxy waits for a child's answer to `server/discover` before it tries
+/// `initialize` instead (a server of an older revision may leave an unknown method unanswered),
+/// unless [`ProxyConfig::discover_timeout`] says otherwise.
+pub const DISCOVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl std::str::FromStr for ChildRevision {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(ChildRevision::Auto),
+            "2026-07-28" => Ok(ChildRevision::V2026_07_28),
+            "2025-11-25" => Ok(ChildRevision::V2025_11_25),
+            other => Err(format!(
+                "unknown MCP revision `{other}` (expected auto, 2026-07-28 or 2025-11-25)"
+            )),
+        }
+    }
 }
 
 /// Why the import failed.
@@ -95,6 +154,15 @@ impl std::fmt::Debug for ImportedServer {
 }
 
 impl ImportedServer {
+    /// The MCP revision negotiated with the child (`None` before the handshake finished, which
+    /// an imported server never is).
+    pub fn protocol_version(&self) -> Option<String> {
+        self.service
+            .peer()
+            .peer_info()
+            .map(|info| info.protocol_version.as_str().to_owned())
+    }
+
     /// Stop the child server.
     pub async fn shutdown(self) {
         let _ = self.service.cancel().await;
@@ -108,19 +176,41 @@ pub async fn import(
     args: &[String],
     config: &ProxyConfig,
 ) -> Result<ImportedServer, ProxyError> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args);
-    let transport = TokioChildProcess::new(cmd).map_err(|source| ProxyError::Spawn {
-        command: command.to_owned(),
-        source,
-    })?;
-    let service =
-        ().serve(transport)
-            .await
-            .map_err(|e| ProxyError::Handshake {
-                command: command.to_owned(),
-                message: e.to_string(),
-            })?;
+    let discover = || ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let service = match config.revision {
+        ChildRevision::V2026_07_28 => connect(command, args, discover()).await?,
+        ChildRevision::V2025_11_25 => {
+            connect(command, args, ClientLifecycleMode::Initialize).await?
+        }
+        ChildRevision::Auto => {
+            let limit = config.discover_timeout.unwrap_or(DISCOVER_TIMEOUT);
+            let modern = tokio::time::timeout(limit, connect(command, args, discover())).await;
+            match modern {
+                Ok(Ok(service)) => service,
+                Ok(Err(ProxyError::Spawn { command, source })) => {
+                    return Err(ProxyError::Spawn { command, source })
+                }
+                failed => {
+                    let why = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => format!("no answer to server/discover within {limit:?}"),
+                    };
+                    tracing::debug!(server = %command, %why, "mcp proxy: the child does not speak 2026-07-28; starting it again for 2025-11-25");
+                    connect(command, args, ClientLifecycleMode::Initialize)
+                        .await
+                        .map_err(|e| match e {
+                            ProxyError::Handshake { command, message } => ProxyError::Handshake {
+                                command,
+                                message: format!("{message} (and with 2026-07-28: {why})"),
+                            },
+                            other => other,
+                        })?
+                }
+            }
+        }
+    };
     let listed = service
         .list_all_tools()
         .await
@@ -151,6 +241,26 @@ pub async fn import(
         skipped,
         service,
     })
+}
+
+/// Start the child and open the MCP lifecycle with it.
+async fn connect(
+    command: &str,
+    args: &[String],
+    lifecycle: ClientLifecycleMode,
+) -> Result<RunningService<RoleClient, ()>, ProxyError> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args);
+    let transport = TokioChildProcess::new(cmd).map_err(|source| ProxyError::Spawn {
+        command: command.to_owned(),
+        source,
+    })?;
+    ().serve_with_lifecycle(transport, lifecycle)
+        .await
+        .map_err(|e| ProxyError::Handshake {
+            command: command.to_owned(),
+            message: e.to_string(),
+        })
 }
 
 fn import_tool(
@@ -198,8 +308,8 @@ fn import_tool(
                 }
                 tokio::select! {
                     _ = ctx.cancellation().cancelled() => ToolOutcome::error("cancelled"),
-                    r = peer.call_tool(params) => match r {
-                        Ok(result) => child_outcome(result),
+                    r = forward(&peer, params) => match r {
+                        Ok(outcome) => outcome,
                         Err(e) => ToolOutcome::error(format!("the MCP server failed: {e}")),
                     },
                 }
@@ -207,6 +317,63 @@ fn import_tool(
         })
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// Send one `tools/call` to the child and wait for its answer. Dropped before the answer came
+/// (the call was cancelled, timed out, or its client went away), it cancels the request at the
+/// child.
+async fn forward(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+) -> Result<ToolOutcome, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut guard = CancelAtChild {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let response = handle.await_response().await;
+    guard.id = None;
+    Ok(match response? {
+        ServerResult::CallToolResult(result) => child_outcome(result),
+        ServerResult::InputRequiredResult(_) => ToolOutcome::error(
+            "the MCP server asked for input, which the proxy does not pass on to its clients",
+        ),
+        ServerResult::CreateTaskResult(_) => ToolOutcome::error(
+            "the MCP server answered with a task, which the proxy does not pass on to its clients",
+        ),
+        _ => ToolOutcome::error("the MCP server answered `tools/call` with something else"),
+    })
+}
+
+/// Cancels a forwarded request at the child when dropped while armed: `notifications/cancelled`
+/// with the child-side request id, sent from a task of its own because a drop cannot wait.
+struct CancelAtChild {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelAtChild {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        runtime.spawn(async move {
+            let param = CancelledNotificationParam::new(
+                Some(id),
+                Some("the call was cancelled at the proxy".to_owned()),
+            );
+            if let Err(e) = peer.notify_cancelled(param).await {
+                tracing::debug!(error = %e, "mcp proxy: cancellation not delivered to the child");
+            }
+        });
+    }
 }
 
 /// A child server's result as an outcome: text as text, structured output as structured
