@@ -370,6 +370,7 @@ async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_
         tasks.spawn(async move {
             let session = exec.new_session();
             let mut listed_outside = Vec::new();
+            let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
             let mut i = 0;
             while flipper.keep_going(i, 200, 600, started) {
                 i += 1;
@@ -389,13 +390,27 @@ async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_
                 if text.contains("secret.txt") || text.contains(CANARY) {
                     listed_outside.push(text);
                 }
+                if worker == 1 {
+                    let code = r
+                        .error_code
+                        .clone()
+                        .or_else(|| r.code.map(|c| c.as_str().to_owned()));
+                    *outcomes
+                        .entry(code.unwrap_or_else(|| "ok".to_owned()))
+                        .or_insert(0) += 1;
+                }
             }
-            listed_outside
+            (listed_outside, outcomes)
         });
     }
     let mut seen = Vec::new();
+    let mut writes = std::collections::BTreeMap::new();
     while let Some(found) = tasks.join_next().await {
-        seen.extend(found.expect("worker"));
+        let (listed, outcomes) = found.expect("worker");
+        seen.extend(listed);
+        for (code, n) in outcomes {
+            *writes.entry(code).or_insert(0) += n;
+        }
     }
     let flips = Arc::into_inner(flipper).expect("workers done").stop();
     assert!(flips >= 600, "{flips} flips");
@@ -415,6 +430,6 @@ async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_
             .file_name()
             .to_string_lossy()
             .starts_with("new-")),
-        "some writes landed inside"
+        "some writes landed inside (the writes' outcomes by code: {writes:?}, {flips} flips)"
     );
 }
