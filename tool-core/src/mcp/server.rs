@@ -32,9 +32,9 @@ use super::input::{KnownAnswer, PeerInput, StatelessInput};
 use super::input_required::{
     approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
     AnsweredApprover, ApprovalMark, ApprovalStates, AskingApprover, GrantedApprover, Progress,
-    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS,
+    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS, PROMPTS_GET,
 };
-use super::prompts::Prompts;
+use super::prompts::{PromptInput, Prompts};
 use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
 
@@ -367,6 +367,92 @@ impl<B: McpBackend> McpServer<B> {
     }
 }
 
+impl<B: McpBackend> McpServer<B> {
+    /// A 2026-07-28 `prompts/get`: the prompt's questions through input-required results, its
+    /// state bound to the prompt, its arguments and the caller.
+    async fn prompt_stateless(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let name = request.name.clone();
+        let args = request.arguments.clone().unwrap_or_default();
+        let caller = caller_of(&context);
+        let responses = request.input_responses.take().unwrap_or_default();
+        let prior = match (request.request_state.take(), &self.states) {
+            (Some(state), Some(states)) => Some(
+                states
+                    .redeem_for(&state, PROMPTS_GET, &name, &args, &caller)
+                    .map_err(|r| invalid_params(r.code, r.message))?,
+            ),
+            (Some(_), None) => {
+                return Err(invalid_params(
+                    ReasonCode::ApprovalStateInvalid,
+                    "this server cannot verify a requestState (no signing key)".into(),
+                ))
+            }
+            (None, _) => None,
+        };
+        let input = Arc::new(StatelessInput::new(
+            context.client_capabilities(),
+            known_answers(prior.as_ref(), responses),
+        ));
+        let handler: Arc<dyn InputHandler> = input.clone();
+        let built = self
+            .catalog
+            .get_prompt(
+                &request,
+                PromptInput::new(Some(handler), context.ct.clone()),
+            )
+            .await;
+        let error = match built {
+            Ok(result) => return Ok(result.into()),
+            Err(e) => e,
+        };
+        let round = input.take_round();
+        if let Some(why) = round.invalid {
+            return Err(invalid_params(ReasonCode::InputInvalid, why));
+        }
+        if let Some(kind) = round.missing {
+            return Err(missing_capability(kind));
+        }
+        let (false, Some(states)) = (round.pending.is_empty(), &self.states) else {
+            return Err(error);
+        };
+        let next_round = prior.map_or(0, |p| p.round).saturating_add(1);
+        if next_round > MAX_INPUT_ROUNDS {
+            return Err(invalid_params(
+                ReasonCode::InputLimitExceeded,
+                format!("the prompt asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
+            ));
+        }
+        let next = Progress {
+            round: next_round,
+            approval: None,
+            answers: round
+                .used
+                .into_iter()
+                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                .collect(),
+            asked: round
+                .pending
+                .iter()
+                .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                .collect(),
+        };
+        states
+            .issue_for(PROMPTS_GET, &name, &args, &caller, &next)
+            .and_then(|state| tool_questions(&round.pending, state))
+            .map(Into::into)
+            .map_err(|e| {
+                invalid_params(
+                    ReasonCode::InputLimitExceeded,
+                    format!("the prompt's questions could not be asked: {e}"),
+                )
+            })
+    }
+}
+
 /// The answers a stateless run of the tool starts with: those the verified state carries, and
 /// this request's `inputResponses` to the questions the state's round asked. Without a state,
 /// the responses answer whatever the tool asks (a client answering before it was asked: its
@@ -580,9 +666,17 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.catalog.get_prompt(&request).map(Into::into)
+        if is_stateless(&context) {
+            return self.prompt_stateless(request, context).await;
+        }
+        let input: Arc<dyn InputHandler> = Arc::new(PeerInput::new(context.peer.clone()));
+        let input = PromptInput::new(Some(input), context.ct.clone());
+        self.catalog
+            .get_prompt(&request, input)
+            .await
+            .map(Into::into)
     }
 
     async fn complete(

@@ -15,7 +15,8 @@
 //! `test://watched-resource`, the template `test://template/{id}/data`), the workspace's files
 //! as `file://` resources, and the suite's prompts (`test_simple_prompt`,
 //! `test_prompt_with_arguments` with completion of `arg1`, `test_prompt_with_embedded_resource`,
-//! `test_prompt_with_image`).
+//! `test_prompt_with_image`, and `test_input_required_result_prompt`, which asks the user for
+//! its context before it is built).
 //!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
@@ -324,11 +325,27 @@ fn prompts() -> Result<Prompts, String> {
         ])
     })
     .with_description("A prompt with an image");
+    let asking = Prompt::asking("test_input_required_result_prompt", |_, input| async move {
+        let form = json!({
+            "type": "object",
+            "properties": {"context": {"type": "string"}},
+            "required": ["context"]
+        });
+        let answer = input
+            .elicit("user_context", "What context should the prompt use?", form)
+            .await?;
+        let context = field(&answer, "context")?;
+        Ok(vec![Message::user(format!(
+            "Answer with this context in mind: {context}"
+        ))])
+    })
+    .with_description("A prompt that asks the user for its context first");
     Prompts::new()
         .with_prompt(simple)
         .and_then(|p| p.with_prompt(with_args))
         .and_then(|p| p.with_prompt(embedded))
         .and_then(|p| p.with_prompt(image))
+        .and_then(|p| p.with_prompt(asking))
         .map_err(|e| e.to_string())
 }
 
