@@ -20,6 +20,7 @@ mod mcp_input;
 mod mcp_prompt_input;
 mod mcp_proxy;
 mod mcp_resources;
+mod mcp_tasks;
 mod mcp_wire;
 mod path_guard;
 mod pin;

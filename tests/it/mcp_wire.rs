@@ -39,6 +39,18 @@ pub async fn post(
     caps: Value,
     params: Value,
 ) -> Reply {
+    post_with(addr, method, name, caps, params, &[]).await
+}
+
+/// [`post`] with more headers (`Authorization`, …).
+pub async fn post_with(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    caps: Value,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> Reply {
     let mut params = params;
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -51,7 +63,10 @@ pub async fn post(
     }
     params["_meta"] = meta;
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
-    let name_header = name.map_or(String::new(), |n| format!("Mcp-Name: {n}\r\n"));
+    let mut name_header = name.map_or(String::new(), |n| format!("Mcp-Name: {n}\r\n"));
+    for (k, v) in headers {
+        name_header.push_str(&format!("{k}: {v}\r\n"));
+    }
     let head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\

@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult,
+    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
     ServerConfig, SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams,
+    UpdateTaskParams, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -37,6 +39,7 @@ use super::input_required::{
 use super::prompts::{PromptInput, Prompts};
 use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
+use super::tasks::{NoApprovalInTask, TaskStore, TaskSupport, TaskTools};
 
 use super::content::call_result;
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
@@ -77,6 +80,9 @@ pub struct McpServer<B> {
     catalog: Arc<Catalog>,
     /// This connection's resource subscriptions (2025-11-25).
     subscriptions: Arc<Subscriptions>,
+    /// The tools served as tasks, and the tasks of every connection.
+    tasks: Arc<TaskTools>,
+    task_store: Arc<TaskStore>,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -87,6 +93,8 @@ impl<B> Clone for McpServer<B> {
             log_level: self.log_level.clone(),
             catalog: Arc::clone(&self.catalog),
             subscriptions: Arc::clone(&self.subscriptions),
+            tasks: Arc::clone(&self.tasks),
+            task_store: Arc::clone(&self.task_store),
         }
     }
 }
@@ -122,7 +130,15 @@ impl<B: McpBackend> McpServer<B> {
             log_level: ConnectionLogLevel::default(),
             catalog: Arc::default(),
             subscriptions: Arc::default(),
+            tasks: Arc::default(),
+            task_store: Arc::default(),
         }
+    }
+
+    /// Also serve these tools as tasks (the `io.modelcontextprotocol/tasks` extension).
+    pub fn with_tasks(mut self, tasks: TaskTools) -> Self {
+        self.tasks = Arc::new(tasks);
+        self
     }
 
     /// Also offer these resources (`resources/list`, `resources/read`, templates, subscriptions).
@@ -139,7 +155,18 @@ impl<B: McpBackend> McpServer<B> {
 
     /// Check what is served before serving it: every tool's `x-mcp-header` declarations.
     pub fn check(&self) -> Result<(), ServeError> {
-        for tool in self.backend.list_tools() {
+        let listed = self.backend.list_tools();
+        for name in self.tasks.names() {
+            if !listed
+                .iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            {
+                return Err(ServeError::Invalid(format!(
+                    "tool `{name}` is declared as a task, and no such tool is served"
+                )));
+            }
+        }
+        for tool in listed {
             if let Some(schema) = tool.get("inputSchema") {
                 check_header_annotations(schema).map_err(|e| {
                     let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -160,6 +187,8 @@ impl<B: McpBackend> McpServer<B> {
                 log_level: ConnectionLogLevel::default(),
                 catalog: Arc::clone(&self.catalog),
                 subscriptions: Arc::default(),
+                tasks: Arc::clone(&self.tasks),
+                task_store: Arc::clone(&self.task_store),
             },
             None => McpServer {
                 backend: Arc::clone(&self.backend),
@@ -167,6 +196,8 @@ impl<B: McpBackend> McpServer<B> {
                 log_level: ConnectionLogLevel::default(),
                 catalog: Arc::clone(&self.catalog),
                 subscriptions: Arc::default(),
+                tasks: Arc::clone(&self.tasks),
+                task_store: Arc::clone(&self.task_store),
             },
         }
     }
@@ -368,6 +399,48 @@ impl<B: McpBackend> McpServer<B> {
 }
 
 impl<B: McpBackend> McpServer<B> {
+    /// Start `name` as a task: the call runs in the background, the client gets the task.
+    fn start_task(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CreateTaskResult, ErrorData> {
+        let started = self
+            .task_store
+            .create(&caller_of(context), context.client_capabilities())?;
+        let input = started.input.bound(Arc::clone(&self.task_store));
+        let ctx = McpCallContext::new(format!("task-{}", started.id), started.cancel)
+            .with_approver(Arc::new(NoApprovalInTask))
+            .with_input(input);
+        let backend = Arc::clone(&self.backend);
+        let store = Arc::clone(&self.task_store);
+        let id = started.id;
+        tokio::spawn(async move {
+            let outcome = backend.call_tool(name.clone(), args, ctx).await;
+            let result = match outcome {
+                McpCallOutcome::UnknownTool => Err(ErrorData::invalid_params(
+                    format!("unknown tool `{name}`"),
+                    Some(json!({REASON_CODE_KEY: ReasonCode::UnknownTool, "tool": name})),
+                )),
+                // A panic is the server's failure, not the tool's answer: a protocol error.
+                McpCallOutcome::Failed {
+                    code: ReasonCode::Panicked,
+                    message,
+                    ..
+                } => Err(ErrorData::internal_error(
+                    format!("{}: {message}", ReasonCode::Panicked),
+                    Some(json!({REASON_CODE_KEY: ReasonCode::Panicked})),
+                )),
+                other => serde_json::to_value(result_of(other))
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+                    .map(|v| v.as_object().cloned().unwrap_or_default()),
+            };
+            store.finish(&id, result);
+        });
+        Ok(started.created)
+    }
+
     /// A 2026-07-28 `prompts/get`: the prompt's questions through input-required results, its
     /// state bound to the prompt, its arguments and the caller.
     async fn prompt_stateless(
@@ -556,6 +629,11 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         caps.tools = Some(tools);
         caps.logging = Some(Default::default());
         self.catalog.declare(&mut caps, true);
+        if !self.tasks.is_empty() {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         let info = self.backend.server_info();
         ServerConfig::new(caps).with_server_info(Implementation::new(info.name, info.version))
     }
@@ -687,11 +765,64 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         self.catalog.complete(&request)
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.task_store
+            .get(&request.task_id, &caller_of(&context))
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let responses = request.input_responses.into_iter().collect();
+        self.task_store
+            .update(&request.task_id, &caller_of(&context), responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_store
+            .cancel(&request.task_id, &caller_of(&context))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(support) = self.tasks.support(&request.name) {
+            let declared = context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+            if declared {
+                let args = request.arguments.unwrap_or_default();
+                return self
+                    .start_task(request.name.to_string(), args, &context)
+                    .map(Into::into);
+            }
+            if support == TaskSupport::Required {
+                let mut e = ErrorData::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                );
+                e.message = format!(
+                    "{}: tool `{}` runs only as a task, and the request does not declare the \
+                     `{TASKS_EXTENSION_ID}` extension",
+                    ReasonCode::InputUnavailable,
+                    request.name
+                )
+                .into();
+                return Err(e);
+            }
+        }
         if is_stateless(&context) {
             return self.call_stateless(request, context).await;
         }

@@ -18,6 +18,10 @@
 //! `test_prompt_with_image`, and `test_input_required_result_prompt`, which asks the user for
 //! its context before it is built).
 //!
+//! The tasks extension's fixtures are served as tasks to clients that declare it: `slow_compute`,
+//! `failing_job` (only as a task), `protocol_error_job`, `confirm_delete` and `multi_input`
+//! (which ask inside the task), next to the plain `greet`.
+//!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
 use std::process::ExitCode;
@@ -34,6 +38,7 @@ use tool_core::input::{FormAnswer, InputAnswer, InputError, InputKind, InputRequ
 use tool_core::mcp::completion::Completer;
 use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, Prompts};
 use tool_core::mcp::resources::{Resource, ResourceTemplate, Resources, WorkspaceResources};
+use tool_core::mcp::tasks::{TaskSupport, TaskTools};
 use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::outcome::ToolError;
 use tool_core::{
@@ -607,6 +612,112 @@ async fn test_missing_capability(ctx: ToolContext) -> Result<String, InputError>
     ))
 }
 
+/// Greets by name, at once (never a task).
+///
+/// # Arguments
+/// * `name` - who is greeted
+#[tool(risk = "safe", idempotent)]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Works for `seconds` seconds (at most 600), then says so; stops early when cancelled. Served
+/// as a task to clients that declare the tasks extension.
+///
+/// # Arguments
+/// * `seconds` - how long to work
+/// * `label` - a name for the job
+#[tool(risk = "safe", idempotent)]
+async fn slow_compute(
+    ctx: ToolContext,
+    seconds: f64,
+    label: Option<String>,
+) -> Result<String, String> {
+    let wait = Duration::from_secs_f64(seconds.clamp(0.0, 600.0));
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err("cancelled".to_owned()),
+        _ = tokio::time::sleep(wait) => Ok(format!(
+            "computed `{}` in {seconds} s",
+            label.as_deref().unwrap_or("job")
+        )),
+    }
+}
+
+/// Works a second, then fails with a tool error. Served only as a task.
+#[tool(risk = "safe", idempotent)]
+async fn failing_job(ctx: ToolContext) -> Result<String, String> {
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err("cancelled".to_owned()),
+        _ = tokio::time::sleep(Duration::from_secs(1)) => {
+            Err("the job failed, as it always does".to_owned())
+        }
+    }
+}
+
+/// Panics: the executor contains it, and as a task it ends `failed` with a protocol error.
+#[tool(risk = "safe", idempotent)]
+fn protocol_error_job() -> String {
+    panic!("protocol_error_job panics on purpose")
+}
+
+/// Asks the user to confirm, then says what they decided (nothing is deleted: a fixture).
+///
+/// # Arguments
+/// * `filename` - what would be deleted
+#[tool(risk = "safe")]
+async fn confirm_delete(ctx: ToolContext, filename: String) -> Result<String, InputError> {
+    let form = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"]
+    });
+    let answer = ctx
+        .elicit("confirm", format!("Delete {filename}?"), form)
+        .await?;
+    Ok(match answer {
+        FormAnswer::Accept(c) if c.get("confirm") == Some(&json!(true)) => {
+            format!("confirmed: {filename} would be deleted")
+        }
+        other => format!("not confirmed ({})", describe(&other)),
+    })
+}
+
+/// Asks two questions in one round (both pending at once), then lists the answers.
+#[tool(risk = "safe")]
+async fn multi_input(ctx: ToolContext) -> Result<String, InputError> {
+    let form = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}
+    });
+    let answers = ctx
+        .ask(vec![
+            (
+                "first".into(),
+                InputRequest::form("First input?", form.clone()),
+            ),
+            ("second".into(), InputRequest::form("Second input?", form)),
+        ])
+        .await?;
+    let parts: Vec<String> = answers
+        .iter()
+        .map(|a| match a {
+            InputAnswer::Form(f) => describe(f),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    Ok(parts.join("; "))
+}
+
+/// The tools served as tasks.
+fn task_tools() -> TaskTools {
+    TaskTools::new()
+        .with_tool("slow_compute", TaskSupport::Optional)
+        .with_tool("failing_job", TaskSupport::Required)
+        .with_tool("protocol_error_job", TaskSupport::Optional)
+        .with_tool("confirm_delete", TaskSupport::Optional)
+        .with_tool("multi_input", TaskSupport::Optional)
+}
+
 /// The fixture tools, and only them (the example library's tools are linked in too).
 fn fixtures() -> Result<Registry, tool_core::RegistryError> {
     Registry::builder()
@@ -656,7 +767,8 @@ fn main() -> ExitCode {
     let server = match catalog {
         Ok((resources, prompts)) => McpServer::new(ExecutorBackend::new(executor))
             .with_resources(resources)
-            .with_prompts(prompts),
+            .with_prompts(prompts)
+            .with_tasks(task_tools()),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
