@@ -81,6 +81,26 @@ async fn two_questions(ctx: ToolContext) -> Result<String, InputError> {
     Ok(texts.join("+"))
 }
 
+/// Asks a name first (before it is a task), then a colour (inside the task).
+#[tool(risk = "safe")]
+async fn name_then_colour(ctx: ToolContext) -> Result<String, InputError> {
+    let form =
+        |k: &str| json!({"type": "object", "properties": {k: {"type": "string"}}, "required": [k]});
+    let text = |a: FormAnswer, k: &str| match a {
+        FormAnswer::Accept(c) => c[k].as_str().unwrap_or_default().to_owned(),
+        _ => String::new(),
+    };
+    let name = text(
+        ctx.elicit("user_name", "Name?", form("name")).await?,
+        "name",
+    );
+    let colour = text(
+        ctx.elicit("colour", "Colour?", form("color")).await?,
+        "color",
+    );
+    Ok(format!("{name} likes {colour}"))
+}
+
 /// A mutation: needs approval.
 #[tool(risk = "mutation")]
 fn mutate() -> String {
@@ -112,7 +132,8 @@ async fn start() -> Server {
         .with_tool("explodes", TaskSupport::Optional)
         .with_tool("two_questions", TaskSupport::Optional)
         .with_tool("mutate", TaskSupport::Optional)
-        .with_tool("quick", TaskSupport::Required);
+        .with_tool("quick", TaskSupport::Required)
+        .with_tool_asking_first("name_then_colour", TaskSupport::Required);
     let server = McpServer::new(ExecutorBackend::new(Arc::new(exec))).with_tasks(tasks);
     server.check().expect("valid");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
@@ -351,6 +372,57 @@ async fn an_unfit_answer_fails_the_call_and_approval_is_not_asked_in_a_task() {
     let done = poll(&s, &id, &["completed", "failed"]).await;
     assert_eq!(
         done["result"]["structuredContent"]["reason_code"], "approval_denied",
+        "{done}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tool_asking_first_gathers_its_answer_then_becomes_a_task() {
+    let s = start().await;
+    let r1 = call(&s, with_tasks(), "name_then_colour", json!({})).await;
+    let first = r1.result();
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    assert!(first.get("taskId").is_none());
+    assert!(first["inputRequests"]["user_name"].is_object());
+    let state = first["requestState"].as_str().expect("state").to_owned();
+    let retry = json!({"name": "name_then_colour", "arguments": {},
+        "inputResponses": {"user_name": accept(json!({"name": "Alice"}))}, "requestState": state});
+    let r2 = post(
+        s.addr,
+        "tools/call",
+        Some("name_then_colour"),
+        with_tasks(),
+        retry.clone(),
+    )
+    .await;
+    let id = created(&r2);
+    assert!(r2.result().get("inputRequests").is_none());
+    // The state was used up by the retry that became the task.
+    let replay = post(
+        s.addr,
+        "tools/call",
+        Some("name_then_colour"),
+        with_tasks(),
+        retry,
+    )
+    .await;
+    assert_eq!(
+        replay.message["error"]["data"]["reason_code"], "approval_state_replayed",
+        "{}",
+        replay.message
+    );
+    let parked = poll(&s, &id, &["input_required"]).await;
+    assert!(parked["inputRequests"]["colour"].is_object(), "{parked}");
+    task(
+        &s,
+        "tasks/update",
+        &id,
+        json!({"inputResponses": {"colour": accept(json!({"color": "blue"}))}}),
+    )
+    .await;
+    let done = poll(&s, &id, &["completed", "failed"]).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Alice likes blue",
         "{done}"
     );
 }

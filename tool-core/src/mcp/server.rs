@@ -8,11 +8,11 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     ClientCapabilities, CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult,
     DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams,
-    UpdateTaskParams, TASKS_EXTENSION_ID,
+    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, ToolsCapability,
+    UnsubscribeRequestParams, UpdateTaskParams, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -39,7 +39,7 @@ use super::input_required::{
 use super::prompts::{PromptInput, Prompts};
 use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
-use super::tasks::{NoApprovalInTask, TaskStore, TaskSupport, TaskTools};
+use super::tasks::{AskingFirstInput, NoApprovalInTask, TaskStore, TaskSupport, TaskTools};
 
 use super::content::call_result;
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
@@ -418,27 +418,108 @@ impl<B: McpBackend> McpServer<B> {
         let id = started.id;
         tokio::spawn(async move {
             let outcome = backend.call_tool(name.clone(), args, ctx).await;
-            let result = match outcome {
-                McpCallOutcome::UnknownTool => Err(ErrorData::invalid_params(
-                    format!("unknown tool `{name}`"),
-                    Some(json!({REASON_CODE_KEY: ReasonCode::UnknownTool, "tool": name})),
-                )),
-                // A panic is the server's failure, not the tool's answer: a protocol error.
-                McpCallOutcome::Failed {
-                    code: ReasonCode::Panicked,
-                    message,
-                    ..
-                } => Err(ErrorData::internal_error(
-                    format!("{}: {message}", ReasonCode::Panicked),
-                    Some(json!({REASON_CODE_KEY: ReasonCode::Panicked})),
-                )),
-                other => serde_json::to_value(result_of(other))
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-                    .map(|v| v.as_object().cloned().unwrap_or_default()),
-            };
-            store.finish(&id, result);
+            store.finish(&id, task_result(&name, outcome));
         });
         Ok(started.created)
+    }
+
+    /// A task of a tool that asks first: the call runs as a task at once, and answers with it as
+    /// soon as the tool's first questions are answered (or it ends); a call that ended waiting
+    /// for them was no task: it answers with an input-required result, as a plain call would.
+    async fn start_task_asking_first(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let caller = caller_of(&context);
+        let responses = request.input_responses.unwrap_or_default();
+        let Some(states) = &self.states else {
+            return Err(invalid_params(
+                ReasonCode::ApprovalStateInvalid,
+                "this server cannot sign a requestState (no signing key)".into(),
+            ));
+        };
+        let prior = match request.request_state.as_deref() {
+            Some(state) => Some(
+                states
+                    .redeem(state, &name, &args, &caller)
+                    .map_err(|r| invalid_params(r.code, r.message))?,
+            ),
+            None => None,
+        };
+        let caps = context.client_capabilities();
+        let before = Arc::new(StatelessInput::new(
+            caps.clone(),
+            known_answers(prior.as_ref(), responses),
+        ));
+        let started = self.task_store.create(&caller, caps)?;
+        let in_task = started.input.bound(Arc::clone(&self.task_store));
+        let (input, gate) = AskingFirstInput::new(Arc::clone(&before), in_task);
+        let ctx = McpCallContext::new(format!("task-{}", started.id), started.cancel.clone())
+            .with_approver(Arc::new(NoApprovalInTask))
+            .with_input(input);
+        let (done_tx, done) = oneshot::channel::<()>();
+        let backend = Arc::clone(&self.backend);
+        let store = Arc::clone(&self.task_store);
+        let id = started.id.clone();
+        let tool = name.clone();
+        let call_args = args.clone();
+        tokio::spawn(async move {
+            let outcome = backend.call_tool(tool.clone(), call_args, ctx).await;
+            store.finish(&id, task_result(&tool, outcome));
+            let _ = done_tx.send(());
+        });
+        tokio::select! {
+            _ = gate => return Ok(started.created.into()),
+            _ = done => {}
+        }
+        let round = before.take_round();
+        let no_task =
+            round.invalid.is_some() || round.missing.is_some() || !round.pending.is_empty();
+        if !no_task {
+            return Ok(started.created.into());
+        }
+        self.task_store.remove(&started.id);
+        started.cancel.cancel();
+        if let Some(why) = round.invalid {
+            return Err(invalid_params(ReasonCode::InputInvalid, why));
+        }
+        if let Some(kind) = round.missing {
+            return Err(missing_capability(kind));
+        }
+        let next_round = prior.as_ref().map_or(0, |p| p.round).saturating_add(1);
+        if next_round > MAX_INPUT_ROUNDS {
+            return Ok(too_many_rounds().into());
+        }
+        let next = Progress {
+            round: next_round,
+            approval: None,
+            answers: round
+                .used
+                .into_iter()
+                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                .collect(),
+            asked: round
+                .pending
+                .iter()
+                .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                .collect(),
+        };
+        Ok(states
+            .issue(&name, &args, &caller, &next)
+            .and_then(|state| tool_questions(&round.pending, state))
+            .map_or_else(
+                |e| {
+                    result_of(McpCallOutcome::failed(
+                        ReasonCode::InputLimitExceeded,
+                        format!("the tool's questions could not be asked: {e}"),
+                    ))
+                    .into()
+                },
+                Into::into,
+            ))
     }
 
     /// A 2026-07-28 `prompts/get`: the prompt's questions through input-required results, its
@@ -523,6 +604,29 @@ impl<B: McpBackend> McpServer<B> {
                     format!("the prompt's questions could not be asked: {e}"),
                 )
             })
+    }
+}
+
+/// What a task's call came to: its tool result (also a refusal or a tool error: `isError`), or
+/// a protocol error (an unknown tool; a panic, the server's failure rather than the tool's
+/// answer).
+fn task_result(name: &str, outcome: McpCallOutcome) -> Result<JsonObject, ErrorData> {
+    match outcome {
+        McpCallOutcome::UnknownTool => Err(ErrorData::invalid_params(
+            format!("unknown tool `{name}`"),
+            Some(json!({REASON_CODE_KEY: ReasonCode::UnknownTool, "tool": name})),
+        )),
+        McpCallOutcome::Failed {
+            code: ReasonCode::Panicked,
+            message,
+            ..
+        } => Err(ErrorData::internal_error(
+            format!("{}: {message}", ReasonCode::Panicked),
+            Some(json!({REASON_CODE_KEY: ReasonCode::Panicked})),
+        )),
+        other => serde_json::to_value(result_of(other))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+            .map(|v| v.as_object().cloned().unwrap_or_default()),
     }
 }
 
@@ -803,6 +907,9 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
             let declared = context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());
+            if declared && self.tasks.asks_first(&request.name) && is_stateless(&context) {
+                return self.start_task_asking_first(request, context).await;
+            }
             if declared {
                 let args = request.arguments.unwrap_or_default();
                 return self

@@ -19,7 +19,11 @@
 //! A question the tool asks inside a task ([`crate::input`]) parks the task in `input_required`
 //! with the question under its id in `inputRequests`; `tasks/update` delivers answers (checked
 //! against their questions, as everywhere), a partial update leaves the other questions pending,
-//! and the call resumes when all are answered. Approval is not asked inside a task: a call that
+//! and the call resumes when all are answered. A tool declared with
+//! [`TaskTools::with_tool_asking_first`] asks its first questions before it is a task: over a
+//! stateless request they travel in input-required results (signed, single-use
+//! `requestState`), and the retry that answers them becomes the task (SEP-2663's composition
+//! with SEP-2322). Approval is not asked inside a task: a call that
 //! needs it is denied (the client can call the tool without the extension to be asked).
 
 use std::collections::{BTreeMap, HashMap};
@@ -33,10 +37,10 @@ use rmcp::model::{
 };
 use rmcp::ErrorData;
 use serde_json::{json, Value};
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
-use super::input::declares;
+use super::input::{declares, StatelessInput};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::input::{InputAnswer, InputError, InputHandler, InputKind, InputRequest};
 use crate::reason::ReasonCode;
@@ -54,7 +58,8 @@ pub enum TaskSupport {
 /// The tools served as tasks, by name.
 #[derive(Debug, Clone, Default)]
 pub struct TaskTools {
-    tools: BTreeMap<String, TaskSupport>,
+    /// Name → support, and whether its first questions come before the task.
+    tools: BTreeMap<String, (TaskSupport, bool)>,
 }
 
 impl TaskTools {
@@ -65,7 +70,17 @@ impl TaskTools {
 
     /// Serve tool `name` as a task, as `support` says.
     pub fn with_tool(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
-        self.tools.insert(name.into(), support);
+        self.tools.insert(name.into(), (support, false));
+        self
+    }
+
+    /// Serve tool `name` as a task, as `support` says, once it has the answers it asks for
+    /// first: over a stateless request its first round of questions travels in input-required
+    /// results (with a signed `requestState`, as for any call), and the retry that answers them
+    /// all becomes the task. Questions the tool asks after that park the task as usual; a tool
+    /// that asks nothing becomes a task at once.
+    pub fn with_tool_asking_first(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
+        self.tools.insert(name.into(), (support, true));
         self
     }
 
@@ -76,7 +91,12 @@ impl TaskTools {
 
     /// How tool `name` takes part, if it does.
     pub fn support(&self, name: &str) -> Option<TaskSupport> {
-        self.tools.get(name).copied()
+        self.tools.get(name).map(|(s, _)| *s)
+    }
+
+    /// `true` when tool `name` asks its first questions before it becomes a task.
+    pub fn asks_first(&self, name: &str) -> bool {
+        self.tools.get(name).is_some_and(|(_, first)| *first)
     }
 
     /// The declared tool names.
@@ -349,6 +369,12 @@ impl TaskStore {
         self.set_state(id, state);
     }
 
+    /// Forget a task that never became one (its call ended waiting for the first answers).
+    pub(super) fn remove(&self, id: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.remove(id);
+    }
+
     /// `tasks/get`: the task with its status payload.
     pub(super) fn get(&self, id: &str, owner: &str) -> Result<DetailedTask, ErrorData> {
         self.with_entry(id, owner, |e| {
@@ -413,6 +439,66 @@ impl TaskStore {
                 e.updated_at = now_iso8601();
                 e.cancel.cancel();
             }
+        })
+    }
+}
+
+/// The input of a tool that asks first: until its first round of questions is answered, the
+/// questions are the stateless request's (answered from the verified state and the request's
+/// answers, or pending for an input-required result); from then on, the task's.
+pub(super) struct AskingFirstInput {
+    before: Arc<StatelessInput>,
+    task: Arc<TaskInput>,
+    /// Fires when the first round was answered: the call is a task from then on.
+    gate: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl AskingFirstInput {
+    pub(super) fn new(
+        before: Arc<StatelessInput>,
+        task: Arc<TaskInput>,
+    ) -> (Arc<Self>, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        let input = Arc::new(AskingFirstInput {
+            before,
+            task,
+            gate: Mutex::new(Some(tx)),
+        });
+        (input, rx)
+    }
+
+    fn gate_open(&self) -> bool {
+        self.gate
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+}
+
+impl InputHandler for AskingFirstInput {
+    fn supports(&self, kind: InputKind) -> bool {
+        self.before.supports(kind)
+    }
+
+    fn refused(&self, kind: InputKind) {
+        if !self.gate_open() {
+            self.before.refused(kind);
+        }
+    }
+
+    fn ask<'a>(
+        &'a self,
+        requests: &'a [(String, InputRequest)],
+    ) -> BoxFuture<'a, Result<Vec<InputAnswer>, InputError>> {
+        Box::pin(async move {
+            if self.gate_open() {
+                return self.task.ask(requests).await;
+            }
+            let answers = self.before.ask(requests).await?;
+            if let Some(open) = self.gate.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                let _ = open.send(());
+            }
+            Ok(answers)
         })
     }
 }

@@ -20,7 +20,8 @@
 //!
 //! The tasks extension's fixtures are served as tasks to clients that declare it: `slow_compute`,
 //! `failing_job` (only as a task), `protocol_error_job`, `confirm_delete` and `multi_input`
-//! (which ask inside the task), next to the plain `greet`.
+//! (which ask inside the task), `test_tool_with_task` (which asks before it becomes a task), next
+//! to the plain `greet`.
 //!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
@@ -708,6 +709,22 @@ async fn multi_input(ctx: ToolContext) -> Result<String, InputError> {
     Ok(parts.join("; "))
 }
 
+/// Asks the user's name (question `user_name`), then works half a second and greets them. Served
+/// only as a task, once the name is known: the question travels in an input-required result.
+#[tool(risk = "safe")]
+async fn test_tool_with_task(ctx: ToolContext) -> Result<String, InputError> {
+    let answer = ctx
+        .elicit("user_name", "What is your name?", name_form())
+        .await?;
+    let name = field(&answer, "name")?;
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err(InputError::Cancelled),
+        _ = tokio::time::sleep(Duration::from_millis(500)) => {
+            Ok(format!("Hello, {name}! (finished as a task)"))
+        }
+    }
+}
+
 /// The tools served as tasks.
 fn task_tools() -> TaskTools {
     TaskTools::new()
@@ -716,6 +733,7 @@ fn task_tools() -> TaskTools {
         .with_tool("protocol_error_job", TaskSupport::Optional)
         .with_tool("confirm_delete", TaskSupport::Optional)
         .with_tool("multi_input", TaskSupport::Optional)
+        .with_tool_asking_first("test_tool_with_task", TaskSupport::Required)
 }
 
 /// The fixture tools, and only them (the example library's tools are linked in too).
