@@ -471,8 +471,10 @@ impl<B: McpBackend> McpServer<B> {
             store.finish(&id, task_result(&tool, outcome));
             let _ = done_tx.send(());
         });
+        // The gate's sender is dropped with the call's input when the call ends: only a gate
+        // that was opened makes the call a task here.
         tokio::select! {
-            _ = gate => return Ok(started.created.into()),
+            Ok(()) = gate => return Ok(started.created.into()),
             _ = done => {}
         }
         let round = before.take_round();
