@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{json, Value};
 
 use super::completion::{run, CompletionRequest};
-use super::prompts::Prompts;
+use super::prompts::{PromptInput, Prompts};
 use super::resources::{to_contents, Resources, Subscriptions, STATIC_TTL_MS};
 use crate::reason::ReasonCode;
 
@@ -133,13 +133,14 @@ impl Catalog {
         Ok(result)
     }
 
-    pub(crate) fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         request: &GetPromptRequestParams,
+        input: PromptInput,
     ) -> Result<GetPromptResult, ErrorData> {
         let p = self.prompts()?;
         let args = string_args(&request.name, request.arguments.as_ref())?;
-        let (description, messages) = p.get(&request.name, args)?;
+        let (description, messages) = p.get(&request.name, args, input).await?;
         let mut result = GetPromptResult::new(messages);
         result.description = description;
         Ok(result)

@@ -49,7 +49,13 @@ pub const MAX_INPUT_ROUNDS: u32 = 8;
 pub const MAX_STATE_ANSWER_BYTES: usize = 128 * 1024;
 
 /// Domain separation of the signed context, so a state can never verify for another purpose.
-const CONTEXT_LABEL: &[u8] = b"declared-tools/mcp/request-state/v2";
+const CONTEXT_LABEL: &[u8] = b"declared-tools/mcp/request-state/v3";
+
+/// The method of a tool call's states.
+pub(super) const TOOLS_CALL: &str = "tools/call";
+
+/// The method of a prompt's states.
+pub(super) const PROMPTS_GET: &str = "prompts/get";
 
 /// Why an echoed `requestState` was refused (a JSON-RPC invalid-params error).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,6 +129,8 @@ impl Progress {
 struct Payload {
     /// One-time id of the state.
     nonce: String,
+    /// The method whose request it continues (`tools/call`, `prompts/get`).
+    method: String,
     tool: String,
     #[serde(flatten)]
     progress: Progress,
@@ -161,6 +169,19 @@ impl ApprovalStates {
         caller: &str,
         progress: &Progress,
     ) -> Result<String, String> {
+        self.issue_for(TOOLS_CALL, tool, client_args, caller, progress)
+    }
+
+    /// The state for a `method` request about `name` (a tool, a prompt) with `client_args` by
+    /// `caller` that got this far.
+    pub(super) fn issue_for(
+        &self,
+        method: &str,
+        tool: &str,
+        client_args: &Map<String, Value>,
+        caller: &str,
+        progress: &Progress,
+    ) -> Result<String, String> {
         let answer_bytes: usize = progress
             .answers
             .values()
@@ -176,10 +197,11 @@ impl ApprovalStates {
         getrandom::fill(&mut nonce).map_err(|e| format!("no random source: {e}"))?;
         let payload = Payload {
             nonce: hex::encode(nonce),
+            method: method.to_owned(),
             tool: tool.to_owned(),
             progress: progress.clone(),
         };
-        let context = signed_context(tool, client_args, caller);
+        let context = signed_context(method, tool, client_args, caller);
         self.codec
             .seal_json_with(
                 &payload,
@@ -196,7 +218,20 @@ impl ApprovalStates {
         client_args: &Map<String, Value>,
         caller: &str,
     ) -> Result<Progress, StateRefusal> {
-        let context = signed_context(tool, client_args, caller);
+        self.redeem_for(state, TOOLS_CALL, tool, client_args, caller)
+    }
+
+    /// Verify an echoed state for a `method` request about `tool` with `client_args` by
+    /// `caller`, and use it up.
+    pub(super) fn redeem_for(
+        &self,
+        state: &str,
+        method: &str,
+        tool: &str,
+        client_args: &Map<String, Value>,
+        caller: &str,
+    ) -> Result<Progress, StateRefusal> {
+        let context = signed_context(method, tool, client_args, caller);
         let payload: Payload =
             self.codec
                 .open_json_with(state, &context)
@@ -211,7 +246,7 @@ impl ApprovalStates {
                             .to_owned(),
                     },
                 })?;
-        if payload.tool != tool {
+        if payload.tool != tool || payload.method != method {
             return Err(StateRefusal {
                 code: ReasonCode::ApprovalStateInvalid,
                 message: "the requestState was issued for another tool".to_owned(),
@@ -232,9 +267,17 @@ impl ApprovalStates {
     }
 }
 
-/// What the state is bound to: the tool, the exact arguments of the call and the caller.
-fn signed_context(tool: &str, client_args: &Map<String, Value>, caller: &str) -> Vec<u8> {
+/// What the state is bound to: the method, the tool (or prompt), the exact arguments of the
+/// request and the caller.
+fn signed_context(
+    method: &str,
+    tool: &str,
+    client_args: &Map<String, Value>,
+    caller: &str,
+) -> Vec<u8> {
     let mut context = CONTEXT_LABEL.to_vec();
+    context.push(0);
+    context.extend_from_slice(method.as_bytes());
     context.push(0);
     context.extend_from_slice(tool.as_bytes());
     context.push(0);
@@ -534,6 +577,11 @@ mod tests {
             .expect("key")
             .redeem(&state, "write", &args, "alice")
             .expect_err("other key");
+        assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
+        // Nor for a prompt of the same name.
+        let e = states
+            .redeem_for(&state, PROMPTS_GET, "write", &args, "alice")
+            .expect_err("other method");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // The refusals did not use it up.
         assert!(states.redeem(&state, "write", &args, "alice").is_ok());

@@ -18,6 +18,9 @@
 //! whose state carries the answers so far ([`MAX_INPUT_ROUNDS`] rounds at most), or
 //! server-to-client requests.
 //!
+//! Tools declared with [`tasks::TaskTools`] are also served as tasks (the
+//! `io.modelcontextprotocol/tasks` extension) to clients that declare it ([`tasks`]).
+//!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection (per request for a stateless client).
 //!
@@ -39,6 +42,7 @@ pub mod proxy;
 pub mod resources;
 mod server;
 mod stdio_guard;
+pub mod tasks;
 
 pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,

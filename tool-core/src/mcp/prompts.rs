@@ -8,17 +8,32 @@
 //! `prompts/get` checks the arguments before the function runs: an unknown prompt, a missing
 //! required argument, an argument the prompt does not declare, or values over the size cap are
 //! JSON-RPC `-32602` errors whose `data` names the reason code and the offending arguments.
+//!
+//! A prompt made with [`Prompt::asking`] may ask the user (or the caller's model, or its roots)
+//! before it builds its messages, through [`PromptInput`]: the same questions, checks and limits
+//! as a tool's ([`crate::input`]). Over a stateless (2026-07-28) request the questions travel in
+//! an input-required result with a signed, single-use `requestState`, and the prompt is built
+//! again from the start with the answers; over a 2025-11-25 session they are server-to-client
+//! requests the prompt waits for.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
 use rmcp::model::{Prompt as McpPrompt, PromptArgument as McpArgument, PromptMessage, Role};
 use rmcp::ErrorData;
-use serde_json::json;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::completion::Completer;
 use super::content::to_mcp;
 use crate::content::Content;
+use crate::input::{
+    check_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest,
+    MAX_REQUESTS_PER_CALL,
+};
 use crate::reason::ReasonCode;
 
 /// The most bytes all argument values of one `prompts/get` may have together.
@@ -114,7 +129,134 @@ impl PromptArgs {
     }
 }
 
+/// Who answers the questions of one `prompts/get`, and the request's cancellation.
+#[derive(Clone)]
+pub struct PromptInput {
+    handler: Option<Arc<dyn InputHandler>>,
+    cancel: CancellationToken,
+    asked: Arc<AtomicUsize>,
+}
+
+impl std::fmt::Debug for PromptInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptInput")
+            .field("handler", &self.handler.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PromptInput {
+    /// Nobody answers: every question is refused with `input_unavailable`.
+    pub fn none() -> Self {
+        PromptInput::new(None, CancellationToken::new())
+    }
+
+    /// Questions go to `handler` (none: refused) until `cancel` fires.
+    pub fn new(handler: Option<Arc<dyn InputHandler>>, cancel: CancellationToken) -> Self {
+        PromptInput {
+            handler,
+            cancel,
+            asked: Arc::default(),
+        }
+    }
+
+    /// `true` when questions of this kind can be asked (the client declared the capability).
+    pub fn can_ask(&self, kind: InputKind) -> bool {
+        self.handler.as_ref().is_some_and(|h| h.supports(kind))
+    }
+
+    /// Ask one round of questions, as a tool does
+    /// ([`ToolContext::ask`](crate::context::ToolContext::ask)): over a stateless request the
+    /// first run ends with [`InputError::Pending`] (return it with `?`) and the prompt is built
+    /// again once the client answers.
+    pub async fn ask(
+        &self,
+        requests: Vec<(String, InputRequest)>,
+    ) -> Result<Vec<InputAnswer>, InputError> {
+        check_round(&requests)?;
+        let before = self.asked.fetch_add(requests.len(), Ordering::SeqCst);
+        if before + requests.len() > MAX_REQUESTS_PER_CALL {
+            return Err(InputError::Limit(format!(
+                "more than {MAX_REQUESTS_PER_CALL} questions in one prompt"
+            )));
+        }
+        let Some(handler) = &self.handler else {
+            return Err(InputError::Unavailable {
+                kind: requests[0].1.kind(),
+                reason: "nobody can answer here (no input handler is configured)".into(),
+            });
+        };
+        if let Some((_, r)) = requests.iter().find(|(_, r)| !handler.supports(r.kind())) {
+            handler.refused(r.kind());
+            return Err(InputError::Unavailable {
+                kind: r.kind(),
+                reason: format!("the client did not declare the `{}` capability", r.kind()),
+            });
+        }
+        let answers = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err(InputError::Cancelled),
+            a = handler.ask(&requests) => a?,
+        };
+        if answers.len() != requests.len() {
+            return Err(InputError::Invalid(format!(
+                "{} answers to {} questions",
+                answers.len(),
+                requests.len()
+            )));
+        }
+        Ok(answers)
+    }
+
+    /// Ask the user to fill in a form.
+    pub async fn elicit(
+        &self,
+        id: impl Into<String>,
+        message: impl Into<String>,
+        schema: Value,
+    ) -> Result<FormAnswer, InputError> {
+        let mut answers = self
+            .ask(vec![(id.into(), InputRequest::form(message, schema))])
+            .await?;
+        match answers.pop() {
+            Some(InputAnswer::Form(a)) => Ok(a),
+            _ => Err(InputError::Invalid("the answer is not a form's".into())),
+        }
+    }
+}
+
+/// Why an asking prompt could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PromptFailure {
+    /// A question got no (usable) answer, or travels to the client ([`InputError::Pending`]).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The prompt failed for a reason of its own (an internal error naming the prompt).
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for PromptFailure {
+    fn from(e: String) -> Self {
+        PromptFailure::Failed(e)
+    }
+}
+
 type BuildFn = dyn Fn(&PromptArgs) -> Result<Vec<Message>, String> + Send + Sync;
+
+type AskFn = dyn Fn(PromptArgs, PromptInput) -> BoxFuture<'static, Result<Vec<Message>, PromptFailure>>
+    + Send
+    + Sync;
+
+/// How a prompt's messages are made.
+#[derive(Clone)]
+enum Build {
+    /// From the arguments alone.
+    Plain(Arc<BuildFn>),
+    /// From the arguments and the answers to the prompt's questions.
+    Asking(Arc<AskFn>),
+}
 
 /// A prompt: its name, description, arguments, and the function that builds its messages.
 #[derive(Clone)]
@@ -123,7 +265,7 @@ pub struct Prompt {
     title: Option<String>,
     description: Option<String>,
     arguments: Vec<PromptArgument>,
-    build: Arc<BuildFn>,
+    build: Build,
 }
 
 impl std::fmt::Debug for Prompt {
@@ -147,7 +289,25 @@ impl Prompt {
             title: None,
             description: None,
             arguments: Vec::new(),
-            build: Arc::new(build),
+            build: Build::Plain(Arc::new(build)),
+        }
+    }
+
+    /// A prompt named `name` that may ask questions ([`PromptInput`]) before `build` makes its
+    /// messages. Over a stateless request `build` runs again from the start once the client
+    /// answers: ask before anything else.
+    pub fn asking<F, Fut>(name: impl Into<String>, build: F) -> Self
+    where
+        F: Fn(PromptArgs, PromptInput) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Message>, PromptFailure>> + Send + 'static,
+    {
+        let build: Arc<AskFn> = Arc::new(move |args, input| Box::pin(build(args, input)));
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: None,
+            arguments: Vec::new(),
+            build: Build::Asking(build),
         }
     }
 
@@ -204,7 +364,7 @@ pub struct Prompts {
     prompts: BTreeMap<String, Prompt>,
 }
 
-fn refusal(message: String, data: serde_json::Value) -> ErrorData {
+fn refusal(message: String, data: Value) -> ErrorData {
     ErrorData::invalid_params(message, Some(data))
 }
 
@@ -268,11 +428,14 @@ impl Prompts {
     }
 
     /// Build the messages of prompt `name` from `args`, after checking them: every required
-    /// argument given, no undeclared one, the values within [`MAX_PROMPT_ARGS_BYTES`].
-    pub fn get(
+    /// argument given, no undeclared one, the values within [`MAX_PROMPT_ARGS_BYTES`]. An asking
+    /// prompt's questions go to `input`; a question that got no answer is an error with the
+    /// question's reason code (`input_required` when it travels to the client).
+    pub async fn get(
         &self,
         name: &str,
         args: BTreeMap<String, String>,
+        input: PromptInput,
     ) -> Result<(Option<String>, Vec<PromptMessage>), ErrorData> {
         let prompt = self.find(name)?;
         let unknown: Vec<&str> = args
@@ -308,11 +471,20 @@ impl Prompts {
                 json!({"name": name, "reason_code": ReasonCode::MalformedCall}),
             ));
         }
-        let messages = (prompt.build)(&PromptArgs { values: args }).map_err(|e| {
-            ErrorData::internal_error(
+        let args = PromptArgs { values: args };
+        let built = match &prompt.build {
+            Build::Plain(build) => build(&args).map_err(PromptFailure::Failed),
+            Build::Asking(build) => build(args, input).await,
+        };
+        let messages = built.map_err(|e| match e {
+            PromptFailure::Input(e) => refusal(
+                format!("{}: prompt `{name}`: {e}", e.code()),
+                json!({"name": name, "reason_code": e.code()}),
+            ),
+            PromptFailure::Failed(e) => ErrorData::internal_error(
                 format!("prompt `{name}` failed: {e}"),
                 Some(json!({"name": name, "reason_code": ReasonCode::ToolError})),
-            )
+            ),
         })?;
         let messages = messages
             .iter()
@@ -365,30 +537,66 @@ mod tests {
             .expect("valid")
     }
 
-    #[test]
-    fn arguments_are_checked_before_the_prompt_is_built() {
+    #[tokio::test]
+    async fn arguments_are_checked_before_the_prompt_is_built() {
         let p = greeting();
+        let none = PromptInput::none;
         let args = |pairs: &[(&str, &str)]| {
             pairs
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect::<BTreeMap<_, _>>()
         };
-        let (_, msgs) = p.get("greet", args(&[("name", "ann")])).expect("built");
+        let (_, msgs) = p
+            .get("greet", args(&[("name", "ann")]), none())
+            .await
+            .expect("built");
         assert_eq!(msgs.len(), 1);
-        let e = p.get("greet", args(&[])).expect_err("missing");
+        let e = p
+            .get("greet", args(&[]), none())
+            .await
+            .expect_err("missing");
         assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
         assert_eq!(e.data.as_ref().expect("data")["missing"], json!(["name"]));
         let e = p
-            .get("greet", args(&[("name", "a"), ("x", "1")]))
+            .get("greet", args(&[("name", "a"), ("x", "1")]), none())
+            .await
             .expect_err("unknown");
         assert_eq!(e.data.as_ref().expect("data")["unknown"], json!(["x"]));
         let big = "x".repeat(MAX_PROMPT_ARGS_BYTES);
-        assert!(p.get("greet", args(&[("name", &big)])).is_err());
-        assert!(p.get("nope", args(&[])).is_err());
+        assert!(p
+            .get("greet", args(&[("name", &big)]), none())
+            .await
+            .is_err());
+        assert!(p.get("nope", args(&[]), none()).await.is_err());
         assert!(p
             .clone()
             .with_prompt(Prompt::new("greet", |_| Ok(vec![])))
             .is_err());
+    }
+
+    #[tokio::test]
+    async fn an_asking_prompt_without_anyone_to_answer_is_refused_with_the_code() {
+        let p = Prompts::new()
+            .with_prompt(Prompt::asking("ctx", |_, input| async move {
+                let answer = input
+                    .elicit(
+                        "c",
+                        "context?",
+                        json!({"type": "object", "properties": {"c": {"type": "string"}}}),
+                    )
+                    .await?;
+                Ok(vec![Message::user(format!("{answer:?}"))])
+            }))
+            .expect("valid");
+        let e = p
+            .get("ctx", BTreeMap::new(), PromptInput::none())
+            .await
+            .expect_err("nobody answers");
+        assert_eq!(e.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            e.data.as_ref().expect("data")["reason_code"],
+            json!("input_unavailable")
+        );
     }
 }

@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    ClientCapabilities, CompleteRequestParams, CompleteResult, ContentBlock, CreateTaskResult,
+    DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, ToolsCapability,
+    UnsubscribeRequestParams, UpdateTaskParams, TASKS_EXTENSION_ID,
 };
 use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -32,11 +34,12 @@ use super::input::{KnownAnswer, PeerInput, StatelessInput};
 use super::input_required::{
     approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
     AnsweredApprover, ApprovalMark, ApprovalStates, AskingApprover, GrantedApprover, Progress,
-    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS,
+    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS, PROMPTS_GET,
 };
-use super::prompts::Prompts;
+use super::prompts::{PromptInput, Prompts};
 use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
+use super::tasks::{AskingFirstInput, NoApprovalInTask, TaskStore, TaskSupport, TaskTools};
 
 use super::content::call_result;
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
@@ -77,6 +80,9 @@ pub struct McpServer<B> {
     catalog: Arc<Catalog>,
     /// This connection's resource subscriptions (2025-11-25).
     subscriptions: Arc<Subscriptions>,
+    /// The tools served as tasks, and the tasks of every connection.
+    tasks: Arc<TaskTools>,
+    task_store: Arc<TaskStore>,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -87,6 +93,8 @@ impl<B> Clone for McpServer<B> {
             log_level: self.log_level.clone(),
             catalog: Arc::clone(&self.catalog),
             subscriptions: Arc::clone(&self.subscriptions),
+            tasks: Arc::clone(&self.tasks),
+            task_store: Arc::clone(&self.task_store),
         }
     }
 }
@@ -122,7 +130,15 @@ impl<B: McpBackend> McpServer<B> {
             log_level: ConnectionLogLevel::default(),
             catalog: Arc::default(),
             subscriptions: Arc::default(),
+            tasks: Arc::default(),
+            task_store: Arc::default(),
         }
+    }
+
+    /// Also serve these tools as tasks (the `io.modelcontextprotocol/tasks` extension).
+    pub fn with_tasks(mut self, tasks: TaskTools) -> Self {
+        self.tasks = Arc::new(tasks);
+        self
     }
 
     /// Also offer these resources (`resources/list`, `resources/read`, templates, subscriptions).
@@ -139,7 +155,18 @@ impl<B: McpBackend> McpServer<B> {
 
     /// Check what is served before serving it: every tool's `x-mcp-header` declarations.
     pub fn check(&self) -> Result<(), ServeError> {
-        for tool in self.backend.list_tools() {
+        let listed = self.backend.list_tools();
+        for name in self.tasks.names() {
+            if !listed
+                .iter()
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            {
+                return Err(ServeError::Invalid(format!(
+                    "tool `{name}` is declared as a task, and no such tool is served"
+                )));
+            }
+        }
+        for tool in listed {
             if let Some(schema) = tool.get("inputSchema") {
                 check_header_annotations(schema).map_err(|e| {
                     let name = tool.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -160,6 +187,8 @@ impl<B: McpBackend> McpServer<B> {
                 log_level: ConnectionLogLevel::default(),
                 catalog: Arc::clone(&self.catalog),
                 subscriptions: Arc::default(),
+                tasks: Arc::clone(&self.tasks),
+                task_store: Arc::clone(&self.task_store),
             },
             None => McpServer {
                 backend: Arc::clone(&self.backend),
@@ -167,6 +196,8 @@ impl<B: McpBackend> McpServer<B> {
                 log_level: ConnectionLogLevel::default(),
                 catalog: Arc::clone(&self.catalog),
                 subscriptions: Arc::default(),
+                tasks: Arc::clone(&self.tasks),
+                task_store: Arc::clone(&self.task_store),
             },
         }
     }
@@ -367,6 +398,240 @@ impl<B: McpBackend> McpServer<B> {
     }
 }
 
+impl<B: McpBackend> McpServer<B> {
+    /// Start `name` as a task: the call runs in the background, the client gets the task.
+    fn start_task(
+        &self,
+        name: String,
+        args: Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CreateTaskResult, ErrorData> {
+        let started = self
+            .task_store
+            .create(&caller_of(context), context.client_capabilities())?;
+        let input = started.input.bound(Arc::clone(&self.task_store));
+        let ctx = McpCallContext::new(format!("task-{}", started.id), started.cancel)
+            .with_approver(Arc::new(NoApprovalInTask))
+            .with_input(input);
+        let backend = Arc::clone(&self.backend);
+        let store = Arc::clone(&self.task_store);
+        let id = started.id;
+        tokio::spawn(async move {
+            let outcome = backend.call_tool(name.clone(), args, ctx).await;
+            store.finish(&id, task_result(&name, outcome));
+        });
+        Ok(started.created)
+    }
+
+    /// A task of a tool that asks first: the call runs as a task at once, and answers with it as
+    /// soon as the tool's first questions are answered (or it ends); a call that ended waiting
+    /// for them was no task: it answers with an input-required result, as a plain call would.
+    async fn start_task_asking_first(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let caller = caller_of(&context);
+        let responses = request.input_responses.unwrap_or_default();
+        let Some(states) = &self.states else {
+            return Err(invalid_params(
+                ReasonCode::ApprovalStateInvalid,
+                "this server cannot sign a requestState (no signing key)".into(),
+            ));
+        };
+        let prior = match request.request_state.as_deref() {
+            Some(state) => Some(
+                states
+                    .redeem(state, &name, &args, &caller)
+                    .map_err(|r| invalid_params(r.code, r.message))?,
+            ),
+            None => None,
+        };
+        let caps = context.client_capabilities();
+        let before = Arc::new(StatelessInput::new(
+            caps.clone(),
+            known_answers(prior.as_ref(), responses),
+        ));
+        let started = self.task_store.create(&caller, caps)?;
+        let in_task = started.input.bound(Arc::clone(&self.task_store));
+        let (input, gate) = AskingFirstInput::new(Arc::clone(&before), in_task);
+        let ctx = McpCallContext::new(format!("task-{}", started.id), started.cancel.clone())
+            .with_approver(Arc::new(NoApprovalInTask))
+            .with_input(input);
+        let (done_tx, done) = oneshot::channel::<()>();
+        let backend = Arc::clone(&self.backend);
+        let store = Arc::clone(&self.task_store);
+        let id = started.id.clone();
+        let tool = name.clone();
+        let call_args = args.clone();
+        tokio::spawn(async move {
+            let outcome = backend.call_tool(tool.clone(), call_args, ctx).await;
+            store.finish(&id, task_result(&tool, outcome));
+            let _ = done_tx.send(());
+        });
+        // The gate's sender is dropped with the call's input when the call ends: only a gate
+        // that was opened makes the call a task here.
+        tokio::select! {
+            Ok(()) = gate => return Ok(started.created.into()),
+            _ = done => {}
+        }
+        let round = before.take_round();
+        let no_task =
+            round.invalid.is_some() || round.missing.is_some() || !round.pending.is_empty();
+        if !no_task {
+            return Ok(started.created.into());
+        }
+        self.task_store.remove(&started.id);
+        started.cancel.cancel();
+        if let Some(why) = round.invalid {
+            return Err(invalid_params(ReasonCode::InputInvalid, why));
+        }
+        if let Some(kind) = round.missing {
+            return Err(missing_capability(kind));
+        }
+        let next_round = prior.as_ref().map_or(0, |p| p.round).saturating_add(1);
+        if next_round > MAX_INPUT_ROUNDS {
+            return Ok(too_many_rounds().into());
+        }
+        let next = Progress {
+            round: next_round,
+            approval: None,
+            answers: round
+                .used
+                .into_iter()
+                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                .collect(),
+            asked: round
+                .pending
+                .iter()
+                .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                .collect(),
+        };
+        Ok(states
+            .issue(&name, &args, &caller, &next)
+            .and_then(|state| tool_questions(&round.pending, state))
+            .map_or_else(
+                |e| {
+                    result_of(McpCallOutcome::failed(
+                        ReasonCode::InputLimitExceeded,
+                        format!("the tool's questions could not be asked: {e}"),
+                    ))
+                    .into()
+                },
+                Into::into,
+            ))
+    }
+
+    /// A 2026-07-28 `prompts/get`: the prompt's questions through input-required results, its
+    /// state bound to the prompt, its arguments and the caller.
+    async fn prompt_stateless(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let name = request.name.clone();
+        let args = request.arguments.clone().unwrap_or_default();
+        let caller = caller_of(&context);
+        let responses = request.input_responses.take().unwrap_or_default();
+        let prior = match (request.request_state.take(), &self.states) {
+            (Some(state), Some(states)) => Some(
+                states
+                    .redeem_for(&state, PROMPTS_GET, &name, &args, &caller)
+                    .map_err(|r| invalid_params(r.code, r.message))?,
+            ),
+            (Some(_), None) => {
+                return Err(invalid_params(
+                    ReasonCode::ApprovalStateInvalid,
+                    "this server cannot verify a requestState (no signing key)".into(),
+                ))
+            }
+            (None, _) => None,
+        };
+        let input = Arc::new(StatelessInput::new(
+            context.client_capabilities(),
+            known_answers(prior.as_ref(), responses),
+        ));
+        let handler: Arc<dyn InputHandler> = input.clone();
+        let built = self
+            .catalog
+            .get_prompt(
+                &request,
+                PromptInput::new(Some(handler), context.ct.clone()),
+            )
+            .await;
+        let error = match built {
+            Ok(result) => return Ok(result.into()),
+            Err(e) => e,
+        };
+        let round = input.take_round();
+        if let Some(why) = round.invalid {
+            return Err(invalid_params(ReasonCode::InputInvalid, why));
+        }
+        if let Some(kind) = round.missing {
+            return Err(missing_capability(kind));
+        }
+        let (false, Some(states)) = (round.pending.is_empty(), &self.states) else {
+            return Err(error);
+        };
+        let next_round = prior.map_or(0, |p| p.round).saturating_add(1);
+        if next_round > MAX_INPUT_ROUNDS {
+            return Err(invalid_params(
+                ReasonCode::InputLimitExceeded,
+                format!("the prompt asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
+            ));
+        }
+        let next = Progress {
+            round: next_round,
+            approval: None,
+            answers: round
+                .used
+                .into_iter()
+                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                .collect(),
+            asked: round
+                .pending
+                .iter()
+                .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                .collect(),
+        };
+        states
+            .issue_for(PROMPTS_GET, &name, &args, &caller, &next)
+            .and_then(|state| tool_questions(&round.pending, state))
+            .map(Into::into)
+            .map_err(|e| {
+                invalid_params(
+                    ReasonCode::InputLimitExceeded,
+                    format!("the prompt's questions could not be asked: {e}"),
+                )
+            })
+    }
+}
+
+/// What a task's call came to: its tool result (also a refusal or a tool error: `isError`), or
+/// a protocol error (an unknown tool; a panic, the server's failure rather than the tool's
+/// answer).
+fn task_result(name: &str, outcome: McpCallOutcome) -> Result<JsonObject, ErrorData> {
+    match outcome {
+        McpCallOutcome::UnknownTool => Err(ErrorData::invalid_params(
+            format!("unknown tool `{name}`"),
+            Some(json!({REASON_CODE_KEY: ReasonCode::UnknownTool, "tool": name})),
+        )),
+        McpCallOutcome::Failed {
+            code: ReasonCode::Panicked,
+            message,
+            ..
+        } => Err(ErrorData::internal_error(
+            format!("{}: {message}", ReasonCode::Panicked),
+            Some(json!({REASON_CODE_KEY: ReasonCode::Panicked})),
+        )),
+        other => serde_json::to_value(result_of(other))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+            .map(|v| v.as_object().cloned().unwrap_or_default()),
+    }
+}
+
 /// The answers a stateless run of the tool starts with: those the verified state carries, and
 /// this request's `inputResponses` to the questions the state's round asked. Without a state,
 /// the responses answer whatever the tool asks (a client answering before it was asked: its
@@ -470,6 +735,11 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         caps.tools = Some(tools);
         caps.logging = Some(Default::default());
         self.catalog.declare(&mut caps, true);
+        if !self.tasks.is_empty() {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
+        }
         let info = self.backend.server_info();
         ServerConfig::new(caps).with_server_info(Implementation::new(info.name, info.version))
     }
@@ -580,9 +850,17 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.catalog.get_prompt(&request).map(Into::into)
+        if is_stateless(&context) {
+            return self.prompt_stateless(request, context).await;
+        }
+        let input: Arc<dyn InputHandler> = Arc::new(PeerInput::new(context.peer.clone()));
+        let input = PromptInput::new(Some(input), context.ct.clone());
+        self.catalog
+            .get_prompt(&request, input)
+            .await
+            .map(Into::into)
     }
 
     async fn complete(
@@ -593,11 +871,67 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         self.catalog.complete(&request)
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.task_store
+            .get(&request.task_id, &caller_of(&context))
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let responses = request.input_responses.into_iter().collect();
+        self.task_store
+            .update(&request.task_id, &caller_of(&context), responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_store
+            .cancel(&request.task_id, &caller_of(&context))
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(support) = self.tasks.support(&request.name) {
+            let declared = context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+            if declared && self.tasks.asks_first(&request.name) && is_stateless(&context) {
+                return self.start_task_asking_first(request, context).await;
+            }
+            if declared {
+                let args = request.arguments.unwrap_or_default();
+                return self
+                    .start_task(request.name.to_string(), args, &context)
+                    .map(Into::into);
+            }
+            if support == TaskSupport::Required {
+                let mut e = ErrorData::missing_required_client_capability(
+                    ClientCapabilities::builder().enable_tasks().build(),
+                );
+                e.message = format!(
+                    "{}: tool `{}` runs only as a task, and the request does not declare the \
+                     `{TASKS_EXTENSION_ID}` extension",
+                    ReasonCode::InputUnavailable,
+                    request.name
+                )
+                .into();
+                return Err(e);
+            }
+        }
         if is_stateless(&context) {
             return self.call_stateless(request, context).await;
         }

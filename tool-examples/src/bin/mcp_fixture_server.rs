@@ -15,7 +15,13 @@
 //! `test://watched-resource`, the template `test://template/{id}/data`), the workspace's files
 //! as `file://` resources, and the suite's prompts (`test_simple_prompt`,
 //! `test_prompt_with_arguments` with completion of `arg1`, `test_prompt_with_embedded_resource`,
-//! `test_prompt_with_image`).
+//! `test_prompt_with_image`, and `test_input_required_result_prompt`, which asks the user for
+//! its context before it is built).
+//!
+//! The tasks extension's fixtures are served as tasks to clients that declare it: `slow_compute`,
+//! `failing_job` (only as a task), `protocol_error_job`, `confirm_delete` and `multi_input`
+//! (which ask inside the task), `test_tool_with_task` (which asks before it becomes a task), next
+//! to the plain `greet`.
 //!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
 
@@ -33,6 +39,7 @@ use tool_core::input::{FormAnswer, InputAnswer, InputError, InputKind, InputRequ
 use tool_core::mcp::completion::Completer;
 use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, Prompts};
 use tool_core::mcp::resources::{Resource, ResourceTemplate, Resources, WorkspaceResources};
+use tool_core::mcp::tasks::{TaskSupport, TaskTools};
 use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::outcome::ToolError;
 use tool_core::{
@@ -324,11 +331,27 @@ fn prompts() -> Result<Prompts, String> {
         ])
     })
     .with_description("A prompt with an image");
+    let asking = Prompt::asking("test_input_required_result_prompt", |_, input| async move {
+        let form = json!({
+            "type": "object",
+            "properties": {"context": {"type": "string"}},
+            "required": ["context"]
+        });
+        let answer = input
+            .elicit("user_context", "What context should the prompt use?", form)
+            .await?;
+        let context = field(&answer, "context")?;
+        Ok(vec![Message::user(format!(
+            "Answer with this context in mind: {context}"
+        ))])
+    })
+    .with_description("A prompt that asks the user for its context first");
     Prompts::new()
         .with_prompt(simple)
         .and_then(|p| p.with_prompt(with_args))
         .and_then(|p| p.with_prompt(embedded))
         .and_then(|p| p.with_prompt(image))
+        .and_then(|p| p.with_prompt(asking))
         .map_err(|e| e.to_string())
 }
 
@@ -590,6 +613,129 @@ async fn test_missing_capability(ctx: ToolContext) -> Result<String, InputError>
     ))
 }
 
+/// Greets by name, at once (never a task).
+///
+/// # Arguments
+/// * `name` - who is greeted
+#[tool(risk = "safe", idempotent)]
+fn greet(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Works for `seconds` seconds (at most 600), then says so; stops early when cancelled. Served
+/// as a task to clients that declare the tasks extension.
+///
+/// # Arguments
+/// * `seconds` - how long to work
+/// * `label` - a name for the job
+#[tool(risk = "safe", idempotent)]
+async fn slow_compute(
+    ctx: ToolContext,
+    seconds: f64,
+    label: Option<String>,
+) -> Result<String, String> {
+    let wait = Duration::from_secs_f64(seconds.clamp(0.0, 600.0));
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err("cancelled".to_owned()),
+        _ = tokio::time::sleep(wait) => Ok(format!(
+            "computed `{}` in {seconds} s",
+            label.as_deref().unwrap_or("job")
+        )),
+    }
+}
+
+/// Works a second, then fails with a tool error. Served only as a task.
+#[tool(risk = "safe", idempotent)]
+async fn failing_job(ctx: ToolContext) -> Result<String, String> {
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err("cancelled".to_owned()),
+        _ = tokio::time::sleep(Duration::from_secs(1)) => {
+            Err("the job failed, as it always does".to_owned())
+        }
+    }
+}
+
+/// Panics: the executor contains it, and as a task it ends `failed` with a protocol error.
+#[tool(risk = "safe", idempotent)]
+fn protocol_error_job() -> String {
+    panic!("protocol_error_job panics on purpose")
+}
+
+/// Asks the user to confirm, then says what they decided (nothing is deleted: a fixture).
+///
+/// # Arguments
+/// * `filename` - what would be deleted
+#[tool(risk = "safe")]
+async fn confirm_delete(ctx: ToolContext, filename: String) -> Result<String, InputError> {
+    let form = json!({
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"]
+    });
+    let answer = ctx
+        .elicit("confirm", format!("Delete {filename}?"), form)
+        .await?;
+    Ok(match answer {
+        FormAnswer::Accept(c) if c.get("confirm") == Some(&json!(true)) => {
+            format!("confirmed: {filename} would be deleted")
+        }
+        other => format!("not confirmed ({})", describe(&other)),
+    })
+}
+
+/// Asks two questions in one round (both pending at once), then lists the answers.
+#[tool(risk = "safe")]
+async fn multi_input(ctx: ToolContext) -> Result<String, InputError> {
+    let form = json!({
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}
+    });
+    let answers = ctx
+        .ask(vec![
+            (
+                "first".into(),
+                InputRequest::form("First input?", form.clone()),
+            ),
+            ("second".into(), InputRequest::form("Second input?", form)),
+        ])
+        .await?;
+    let parts: Vec<String> = answers
+        .iter()
+        .map(|a| match a {
+            InputAnswer::Form(f) => describe(f),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    Ok(parts.join("; "))
+}
+
+/// Asks the user's name (question `user_name`), then works half a second and greets them. Served
+/// only as a task, once the name is known: the question travels in an input-required result.
+#[tool(risk = "safe")]
+async fn test_tool_with_task(ctx: ToolContext) -> Result<String, InputError> {
+    let answer = ctx
+        .elicit("user_name", "What is your name?", name_form())
+        .await?;
+    let name = field(&answer, "name")?;
+    tokio::select! {
+        _ = ctx.cancellation().cancelled() => Err(InputError::Cancelled),
+        _ = tokio::time::sleep(Duration::from_millis(500)) => {
+            Ok(format!("Hello, {name}! (finished as a task)"))
+        }
+    }
+}
+
+/// The tools served as tasks.
+fn task_tools() -> TaskTools {
+    TaskTools::new()
+        .with_tool("slow_compute", TaskSupport::Optional)
+        .with_tool("failing_job", TaskSupport::Required)
+        .with_tool("protocol_error_job", TaskSupport::Optional)
+        .with_tool("confirm_delete", TaskSupport::Optional)
+        .with_tool("multi_input", TaskSupport::Optional)
+        .with_tool_asking_first("test_tool_with_task", TaskSupport::Required)
+}
+
 /// The fixture tools, and only them (the example library's tools are linked in too).
 fn fixtures() -> Result<Registry, tool_core::RegistryError> {
     Registry::builder()
@@ -639,7 +785,8 @@ fn main() -> ExitCode {
     let server = match catalog {
         Ok((resources, prompts)) => McpServer::new(ExecutorBackend::new(executor))
             .with_resources(resources)
-            .with_prompts(prompts),
+            .with_prompts(prompts)
+            .with_tasks(task_tools()),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;

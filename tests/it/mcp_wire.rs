@@ -1,0 +1,101 @@
+//! Raw stateless (2026-07-28) JSON-RPC over HTTP for the MCP tests that check wire shapes: one
+//! request per connection, with the routing headers the transport checks.
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// An HTTP status and the JSON-RPC response it carried (`Null` when none).
+pub struct Reply {
+    pub status: u16,
+    pub message: Value,
+}
+
+impl Reply {
+    /// The `result`, asserting there is one.
+    pub fn result(&self) -> &Value {
+        assert!(
+            self.message.get("result").is_some(),
+            "expected a result: {}",
+            self.message
+        );
+        &self.message["result"]
+    }
+
+    /// The JSON-RPC error code, asserting there is an error.
+    pub fn error_code(&self) -> i64 {
+        self.message["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("expected an error: {}", self.message))
+    }
+}
+
+/// One stateless request `method` with `params`, declaring `caps` in its `_meta`. `name` is the
+/// `Mcp-Name` header (the tool, prompt or task the body names).
+pub async fn post(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    caps: Value,
+    params: Value,
+) -> Reply {
+    post_with(addr, method, name, caps, params, &[]).await
+}
+
+/// [`post`] with more headers (`Authorization`, …).
+pub async fn post_with(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: Option<&str>,
+    caps: Value,
+    params: Value,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let mut params = params;
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": caps,
+    });
+    if let Some(extra) = params.get("_meta").and_then(Value::as_object) {
+        for (k, v) in extra {
+            meta[k] = v.clone();
+        }
+    }
+    params["_meta"] = meta;
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    let mut name_header = name.map_or(String::new(), |n| format!("Mcp-Name: {n}\r\n"));
+    for (k, v) in headers {
+        name_header.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: {method}\r\n{name_header}Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(head.as_bytes()).await.expect("send");
+    stream.write_all(body.as_bytes()).await.expect("send");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).await.expect("read");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n").expect("a head");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    // The JSON-RPC response: a JSON body, or the SSE event (in chunks or not) that carries it.
+    let message = rest
+        .split(['\n', '\r'])
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or(Value::Null);
+    Reply { status, message }
+}
+
+/// An accepted form answer.
+pub fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}

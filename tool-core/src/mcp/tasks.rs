@@ -1,0 +1,703 @@
+//! Long-running tools served as tasks (the `io.modelcontextprotocol/tasks` extension, SEP-2663).
+//!
+//! An application declares which tools support tasks ([`TaskTools`]): `optional` (a task when
+//! the request declares the extension, a plain call otherwise) or `required` (a request without
+//! the extension is refused with `-32021`, naming the extension). A `tools/call` of such a tool
+//! from a client that declared the extension (for its session, or in the request's `_meta`)
+//! answers at once with a `CreateTaskResult`; the call runs in the background through the same
+//! backend (the executor's whole pipeline) and the client polls `tasks/get`, answers the tool's
+//! questions with `tasks/update` and may `tasks/cancel`.
+//!
+//! Task ids are minted by the server (128 random bits, hex) and never taken from the client: an
+//! id in a `tasks/*` request is only looked up, after a shape check, and only among the tasks of
+//! the same caller; anything else is `-32602`. The store is bounded ([`MAX_TASKS`]): a task is
+//! kept for [`TASK_TTL`] after it was created, then dropped; when the store is full the oldest
+//! finished task makes room, and with none finished a new task is refused. Cancelling a task
+//! fires its call's cancellation (the executor stops the tool; `ToolContext::cancellation`
+//! fires), and the task is `cancelled` from then on, whatever the call still returns.
+//!
+//! A question the tool asks inside a task ([`crate::input`]) parks the task in `input_required`
+//! with the question under its id in `inputRequests`; `tasks/update` delivers answers (checked
+//! against their questions, as everywhere), a partial update leaves the other questions pending,
+//! and the call resumes when all are answered. A tool declared with
+//! [`TaskTools::with_tool_asking_first`] asks its first questions before it is a task: over a
+//! stateless request they travel in input-required results (signed, single-use
+//! `requestState`), and the retry that answers them becomes the task (SEP-2663's composition
+//! with SEP-2322). Approval is not asked inside a task: a call that
+//! needs it is denied (the client can call the tool without the extension to be asked).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::future::BoxFuture;
+use rmcp::model::{
+    ClientCapabilities, CreateTaskResult, DetailedTask, ErrorCode, InputRequest as McpInputRequest,
+    InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
+};
+use rmcp::ErrorData;
+use serde_json::{json, Value};
+use tokio::sync::{oneshot, Notify};
+use tokio_util::sync::CancellationToken;
+
+use super::input::{declares, StatelessInput};
+use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
+use crate::input::{InputAnswer, InputError, InputHandler, InputKind, InputRequest};
+use crate::reason::ReasonCode;
+
+/// How a tool takes part in the tasks extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// A task when the request declares the extension; a plain call otherwise.
+    Optional,
+    /// Only as a task: a request that does not declare the extension is refused (`-32021`).
+    Required,
+}
+
+/// The tools served as tasks, by name.
+#[derive(Debug, Clone, Default)]
+pub struct TaskTools {
+    /// Name → support, and whether its first questions come before the task.
+    tools: BTreeMap<String, (TaskSupport, bool)>,
+}
+
+impl TaskTools {
+    /// No tool yet.
+    pub fn new() -> Self {
+        TaskTools::default()
+    }
+
+    /// Serve tool `name` as a task, as `support` says.
+    pub fn with_tool(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
+        self.tools.insert(name.into(), (support, false));
+        self
+    }
+
+    /// Serve tool `name` as a task, as `support` says, once it has the answers it asks for
+    /// first: over a stateless request its first round of questions travels in input-required
+    /// results (with a signed `requestState`, as for any call), and the retry that answers them
+    /// all becomes the task. Questions the tool asks after that park the task as usual; a tool
+    /// that asks nothing becomes a task at once.
+    pub fn with_tool_asking_first(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
+        self.tools.insert(name.into(), (support, true));
+        self
+    }
+
+    /// `true` when no tool is served as a task (the extension is then not offered).
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// How tool `name` takes part, if it does.
+    pub fn support(&self, name: &str) -> Option<TaskSupport> {
+        self.tools.get(name).map(|(s, _)| *s)
+    }
+
+    /// `true` when tool `name` asks its first questions before it becomes a task.
+    pub fn asks_first(&self, name: &str) -> bool {
+        self.tools.get(name).is_some_and(|(_, first)| *first)
+    }
+
+    /// The declared tool names.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+}
+
+/// Most tasks one server keeps at a time.
+pub const MAX_TASKS: usize = 256;
+
+/// How long a task is kept after it was created.
+pub const TASK_TTL: Duration = Duration::from_secs(600);
+
+/// The polling interval suggested to clients.
+const POLL_INTERVAL_MS: u64 = 250;
+
+/// Longest task id accepted in a request (the server's own ids are 32 hex digits).
+const MAX_TASK_ID_LEN: usize = 64;
+
+/// Where a task stands.
+#[derive(Debug, Clone)]
+enum State {
+    Working,
+    InputRequired,
+    Completed(JsonObject),
+    Failed(JsonObject),
+    Cancelled,
+}
+
+impl State {
+    fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            State::Completed(_) | State::Failed(_) | State::Cancelled
+        )
+    }
+}
+
+/// The questions a task waits on, and the answers delivered so far.
+#[derive(Debug, Default)]
+struct Questions {
+    /// Unanswered: id → the MCP input request and the question.
+    pending: BTreeMap<String, (Value, InputRequest)>,
+    /// Delivered and not yet taken by the call.
+    answers: BTreeMap<String, Value>,
+}
+
+struct Entry {
+    /// Who created it (the hash of the `Authorization` header, empty without one).
+    owner: String,
+    created: Instant,
+    created_at: String,
+    updated_at: String,
+    state: State,
+    cancel: CancellationToken,
+    questions: Arc<Mutex<Questions>>,
+    wake: Arc<Notify>,
+}
+
+/// The tasks of one server, shared by all its connections.
+#[derive(Default)]
+pub(super) struct TaskStore {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl std::fmt::Debug for TaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskStore").finish_non_exhaustive()
+    }
+}
+
+/// A `-32602` error with a reason code.
+fn invalid(code: ReasonCode, message: String) -> ErrorData {
+    ErrorData::invalid_params(message, Some(json!({"reason_code": code})))
+}
+
+/// The current UTC time as ISO 8601 (`2026-07-28T12:00:00.000Z`).
+pub(super) fn now_iso8601() -> String {
+    let since = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = since.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+fn new_task_id() -> Result<String, String> {
+    let mut id = [0u8; 16];
+    getrandom::fill(&mut id).map_err(|e| format!("no random source for a task id: {e}"))?;
+    Ok(hex::encode(id))
+}
+
+/// Refuse a task id that is not of the shape the server mints ids in (before any lookup).
+fn check_id(id: &str) -> Result<(), ErrorData> {
+    let ok = !id.is_empty()
+        && id.len() <= MAX_TASK_ID_LEN
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            ReasonCode::MalformedCall,
+            "the taskId is not a task id this server issues".to_owned(),
+        ))
+    }
+}
+
+fn unknown(id: &str) -> ErrorData {
+    invalid(
+        ReasonCode::InvalidArguments,
+        format!("unknown task `{id}` (never created, expired, or another caller's)"),
+    )
+}
+
+/// What a new task's call is given: its cancellation and its question channel.
+pub(super) struct Started {
+    pub(super) id: String,
+    pub(super) created: CreateTaskResult,
+    pub(super) cancel: CancellationToken,
+    pub(super) input: Arc<TaskInput>,
+}
+
+impl TaskStore {
+    fn ttl_ms() -> u64 {
+        u64::try_from(TASK_TTL.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn task_of(id: &str, e: &Entry) -> Task {
+        let status = match &e.state {
+            State::Working => TaskStatus::Working,
+            State::InputRequired => TaskStatus::InputRequired,
+            State::Completed(_) => TaskStatus::Completed,
+            State::Failed(_) => TaskStatus::Failed,
+            State::Cancelled => TaskStatus::Cancelled,
+        };
+        Task::new(id, status, e.created_at.clone(), e.updated_at.clone())
+            .with_ttl_ms(Self::ttl_ms())
+            .with_poll_interval_ms(POLL_INTERVAL_MS)
+    }
+
+    /// Drop expired tasks (their calls are cancelled).
+    fn purge(entries: &mut HashMap<String, Entry>, now: Instant) {
+        entries.retain(|_, e| {
+            let keep = now.duration_since(e.created) < TASK_TTL;
+            if !keep {
+                e.cancel.cancel();
+            }
+            keep
+        });
+    }
+
+    /// A new task for `owner`, working. Refused when the store is full of unfinished tasks.
+    pub(super) fn create(
+        &self,
+        owner: &str,
+        caps: Option<ClientCapabilities>,
+    ) -> Result<Started, ErrorData> {
+        let id = new_task_id().map_err(|e| ErrorData::internal_error(e, None))?;
+        let now = Instant::now();
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        Self::purge(&mut entries, now);
+        if entries.len() >= MAX_TASKS {
+            let oldest = entries
+                .iter()
+                .filter(|(_, e)| e.state.is_terminal())
+                .min_by_key(|(_, e)| e.created)
+                .map(|(k, _)| k.clone());
+            match oldest {
+                Some(k) => {
+                    entries.remove(&k);
+                }
+                None => {
+                    return Err(ErrorData::new(
+                        ErrorCode::INTERNAL_ERROR,
+                        format!(
+                            "{}: {MAX_TASKS} tasks are running; try again when one has finished",
+                            ReasonCode::ErrorBudgetExhausted
+                        ),
+                        Some(json!({"reason_code": ReasonCode::ErrorBudgetExhausted})),
+                    ))
+                }
+            }
+        }
+        let stamp = now_iso8601();
+        let entry = Entry {
+            owner: owner.to_owned(),
+            created: now,
+            created_at: stamp.clone(),
+            updated_at: stamp,
+            state: State::Working,
+            cancel: CancellationToken::new(),
+            questions: Arc::default(),
+            wake: Arc::new(Notify::new()),
+        };
+        let created = CreateTaskResult::new(Self::task_of(&id, &entry));
+        let cancel = entry.cancel.clone();
+        let input = Arc::new(TaskInput {
+            caps,
+            questions: Arc::clone(&entry.questions),
+            wake: Arc::clone(&entry.wake),
+            cancel: cancel.clone(),
+            id: id.clone(),
+            store: None,
+        });
+        entries.insert(id.clone(), entry);
+        Ok(Started {
+            id,
+            created,
+            cancel,
+            input,
+        })
+    }
+
+    fn with_entry<T>(
+        &self,
+        id: &str,
+        owner: &str,
+        f: impl FnOnce(&mut Entry) -> T,
+    ) -> Result<T, ErrorData> {
+        check_id(id)?;
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        Self::purge(&mut entries, Instant::now());
+        match entries.get_mut(id) {
+            Some(e) if e.owner == owner => Ok(f(e)),
+            _ => Err(unknown(id)),
+        }
+    }
+
+    fn set_state(&self, id: &str, state: State) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = entries.get_mut(id) {
+            // A cancelled or finished task stays as it is.
+            if !e.state.is_terminal() {
+                e.state = state;
+                e.updated_at = now_iso8601();
+            }
+        }
+    }
+
+    /// The call ended: its result (a tool result, also one with `isError`) or a protocol error.
+    pub(super) fn finish(&self, id: &str, outcome: Result<JsonObject, ErrorData>) {
+        let state = match outcome {
+            Ok(result) => State::Completed(result),
+            Err(e) => {
+                let error = serde_json::to_value(&e)
+                    .ok()
+                    .and_then(|v| v.as_object().cloned())
+                    .unwrap_or_default();
+                State::Failed(error)
+            }
+        };
+        self.set_state(id, state);
+    }
+
+    /// Forget a task that never became one (its call ended waiting for the first answers).
+    pub(super) fn remove(&self, id: &str) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.remove(id);
+    }
+
+    /// `tasks/get`: the task with its status payload.
+    pub(super) fn get(&self, id: &str, owner: &str) -> Result<DetailedTask, ErrorData> {
+        self.with_entry(id, owner, |e| {
+            let payload = match &e.state {
+                State::Working => TaskPayload::Working,
+                State::InputRequired => {
+                    let q = e.questions.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut requests = InputRequests::new();
+                    for (qid, (request, _)) in &q.pending {
+                        if let Ok(r) = serde_json::from_value::<McpInputRequest>(request.clone()) {
+                            requests.insert(qid.clone(), r);
+                        }
+                    }
+                    if requests.is_empty() {
+                        TaskPayload::Working
+                    } else {
+                        TaskPayload::InputRequired {
+                            input_requests: requests,
+                        }
+                    }
+                }
+                State::Completed(result) => TaskPayload::Completed {
+                    result: result.clone(),
+                },
+                State::Failed(error) => TaskPayload::Failed {
+                    error: error.clone(),
+                },
+                State::Cancelled => TaskPayload::Cancelled,
+            };
+            DetailedTask::new(Self::task_of(id, e), payload)
+        })
+    }
+
+    /// `tasks/update`: deliver answers to pending questions. Keys that name no pending question
+    /// are ignored; answers are checked when the call takes them.
+    pub(super) fn update(
+        &self,
+        id: &str,
+        owner: &str,
+        responses: BTreeMap<String, Value>,
+    ) -> Result<(), ErrorData> {
+        let wake = self.with_entry(id, owner, |e| {
+            let mut q = e.questions.lock().unwrap_or_else(|p| p.into_inner());
+            for (qid, value) in responses {
+                if q.pending.remove(&qid).is_some() {
+                    q.answers.insert(qid, value);
+                }
+            }
+            e.updated_at = now_iso8601();
+            Arc::clone(&e.wake)
+        })?;
+        wake.notify_waiters();
+        Ok(())
+    }
+
+    /// `tasks/cancel`: fire the call's cancellation; the task is `cancelled` from now on. A
+    /// finished task stays as it is (the same empty acknowledgement).
+    pub(super) fn cancel(&self, id: &str, owner: &str) -> Result<(), ErrorData> {
+        self.with_entry(id, owner, |e| {
+            if !e.state.is_terminal() {
+                e.state = State::Cancelled;
+                e.updated_at = now_iso8601();
+                e.cancel.cancel();
+            }
+        })
+    }
+}
+
+/// The input of a tool that asks first: until its first round of questions is answered, the
+/// questions are the stateless request's (answered from the verified state and the request's
+/// answers, or pending for an input-required result); from then on, the task's.
+pub(super) struct AskingFirstInput {
+    before: Arc<StatelessInput>,
+    task: Arc<TaskInput>,
+    /// Fires when the first round was answered: the call is a task from then on.
+    gate: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl AskingFirstInput {
+    pub(super) fn new(
+        before: Arc<StatelessInput>,
+        task: Arc<TaskInput>,
+    ) -> (Arc<Self>, oneshot::Receiver<()>) {
+        let (tx, rx) = oneshot::channel();
+        let input = Arc::new(AskingFirstInput {
+            before,
+            task,
+            gate: Mutex::new(Some(tx)),
+        });
+        (input, rx)
+    }
+
+    fn gate_open(&self) -> bool {
+        self.gate
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+}
+
+impl InputHandler for AskingFirstInput {
+    fn supports(&self, kind: InputKind) -> bool {
+        self.before.supports(kind)
+    }
+
+    fn refused(&self, kind: InputKind) {
+        if !self.gate_open() {
+            self.before.refused(kind);
+        }
+    }
+
+    fn ask<'a>(
+        &'a self,
+        requests: &'a [(String, InputRequest)],
+    ) -> BoxFuture<'a, Result<Vec<InputAnswer>, InputError>> {
+        Box::pin(async move {
+            if self.gate_open() {
+                return self.task.ask(requests).await;
+            }
+            let answers = self.before.ask(requests).await?;
+            if let Some(open) = self.gate.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                let _ = open.send(());
+            }
+            Ok(answers)
+        })
+    }
+}
+
+/// A task's approver: approval is not asked inside a task, so a call that needs it is denied.
+pub(super) struct NoApprovalInTask;
+
+impl Approver for NoApprovalInTask {
+    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async {
+            ApprovalDecision::Deny {
+                reason: "approval is not asked inside a task; call the tool without the tasks \
+                         extension to be asked"
+                    .into(),
+            }
+        })
+    }
+}
+
+/// A task's questions: parked in the task until `tasks/update` answers them all.
+pub(super) struct TaskInput {
+    caps: Option<ClientCapabilities>,
+    questions: Arc<Mutex<Questions>>,
+    wake: Arc<Notify>,
+    cancel: CancellationToken,
+    id: String,
+    /// The store whose status to update; set when the task starts.
+    store: Option<Arc<TaskStore>>,
+}
+
+impl TaskInput {
+    /// This input, updating the task's status in `store`.
+    pub(super) fn bound(self: Arc<Self>, store: Arc<TaskStore>) -> Arc<Self> {
+        Arc::new(TaskInput {
+            caps: self.caps.clone(),
+            questions: Arc::clone(&self.questions),
+            wake: Arc::clone(&self.wake),
+            cancel: self.cancel.clone(),
+            id: self.id.clone(),
+            store: Some(store),
+        })
+    }
+
+    fn set(&self, state: State) {
+        if let Some(store) = &self.store {
+            store.set_state(&self.id, state);
+        }
+    }
+}
+
+impl InputHandler for TaskInput {
+    fn supports(&self, kind: InputKind) -> bool {
+        declares(self.caps.as_ref(), kind)
+    }
+
+    fn ask<'a>(
+        &'a self,
+        requests: &'a [(String, InputRequest)],
+    ) -> BoxFuture<'a, Result<Vec<InputAnswer>, InputError>> {
+        Box::pin(async move {
+            {
+                let mut q = self.questions.lock().unwrap_or_else(|p| p.into_inner());
+                for (id, _) in requests {
+                    if q.pending.contains_key(id) || q.answers.contains_key(id) {
+                        return Err(InputError::BadRequest(format!(
+                            "question id `{id}` was asked twice in this task"
+                        )));
+                    }
+                }
+                for (id, request) in requests {
+                    q.pending
+                        .insert(id.clone(), (request.mcp_request(), request.clone()));
+                }
+            }
+            self.set(State::InputRequired);
+            loop {
+                let woken = self.wake.notified();
+                tokio::pin!(woken);
+                woken.as_mut().enable();
+                let ready = {
+                    let q = self.questions.lock().unwrap_or_else(|p| p.into_inner());
+                    requests.iter().all(|(id, _)| q.answers.contains_key(id))
+                };
+                if ready {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    _ = self.cancel.cancelled() => return Err(InputError::Cancelled),
+                    _ = &mut woken => {}
+                }
+            }
+            let values: Vec<Value> = {
+                let mut q = self.questions.lock().unwrap_or_else(|p| p.into_inner());
+                requests
+                    .iter()
+                    .filter_map(|(id, _)| q.answers.remove(id))
+                    .collect()
+            };
+            self.set(State::Working);
+            requests
+                .iter()
+                .zip(values)
+                .map(|((id, request), value)| {
+                    request
+                        .read_answer(&value)
+                        .map_err(|e| InputError::Invalid(format!("inputResponses.{id}: {e}")))
+                })
+                .collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> Option<ClientCapabilities> {
+        Some(serde_json::from_value(json!({"elicitation": {}})).expect("caps"))
+    }
+
+    #[test]
+    fn ids_are_minted_looked_up_only_for_their_owner_and_checked_for_shape() {
+        let store = TaskStore::default();
+        let t = store.create("alice", caps()).expect("created");
+        assert_eq!(t.id.len(), 32);
+        assert!(store.get(&t.id, "alice").is_ok());
+        for (id, owner) in [(t.id.as_str(), "bob"), ("0000", "alice"), ("../x", "alice")] {
+            let e = store.get(id, owner).expect_err("refused");
+            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        }
+        let v = serde_json::to_value(&t.created).expect("json");
+        assert_eq!(v["resultType"], "task");
+        assert_eq!(v["status"], "working");
+        assert!(v["createdAt"].as_str().is_some_and(|s| s.ends_with('Z')));
+    }
+
+    #[test]
+    fn a_cancelled_task_stays_cancelled_and_fires_its_calls_cancellation() {
+        let store = TaskStore::default();
+        let t = store.create("", None).expect("created");
+        store.cancel(&t.id, "").expect("cancelled");
+        assert!(t.cancel.is_cancelled());
+        store.finish(&t.id, Ok(JsonObject::new()));
+        assert_eq!(
+            store.get(&t.id, "").expect("task").status(),
+            TaskStatus::Cancelled
+        );
+        // Cancelling again is the same acknowledgement.
+        assert!(store.cancel(&t.id, "").is_ok());
+    }
+
+    #[test]
+    fn a_full_store_makes_room_from_finished_tasks_only() {
+        let store = TaskStore::default();
+        let first = store.create("", None).expect("created");
+        for _ in 1..MAX_TASKS {
+            store.create("", None).expect("created");
+        }
+        assert!(store.create("", None).is_err());
+        store.finish(&first.id, Ok(JsonObject::new()));
+        assert!(store.create("", None).is_ok());
+        assert!(store.get(&first.id, "").is_err());
+    }
+
+    #[tokio::test]
+    async fn a_question_waits_until_every_pending_one_is_answered() {
+        let store = Arc::new(TaskStore::default());
+        let t = store.create("", caps()).expect("created");
+        let input = t.input.bound(Arc::clone(&store));
+        let form = |m: &str| {
+            InputRequest::form(
+                m,
+                json!({"type": "object", "properties": {"n": {"type": "string"}}}),
+            )
+        };
+        let asked = vec![("a".to_owned(), form("a?")), ("b".to_owned(), form("b?"))];
+        let ask = tokio::spawn({
+            let input = Arc::clone(&input);
+            async move { input.ask(&asked).await }
+        });
+        while store.get(&t.id, "").expect("task").status() != TaskStatus::InputRequired {
+            tokio::task::yield_now().await;
+        }
+        let answer = json!({"action": "accept", "content": {"n": "x"}});
+        store
+            .update(
+                &t.id,
+                "",
+                BTreeMap::from([("a".to_owned(), answer.clone())]),
+            )
+            .expect("ack");
+        let d = serde_json::to_value(store.get(&t.id, "").expect("task")).expect("json");
+        assert_eq!(d["status"], "input_required");
+        assert!(d["inputRequests"].get("a").is_none() && d["inputRequests"].get("b").is_some());
+        store
+            .update(&t.id, "", BTreeMap::from([("b".to_owned(), answer)]))
+            .expect("ack");
+        let answers = ask.await.expect("joined").expect("answers");
+        assert_eq!(answers.len(), 2);
+    }
+}
