@@ -370,7 +370,7 @@ async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_
         tasks.spawn(async move {
             let session = exec.new_session();
             let mut listed_outside = Vec::new();
-            let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
+            let mut outcomes = BTreeMap::<String, usize>::new();
             let mut i = 0;
             while flipper.keep_going(i, 200, 600, started) {
                 i += 1;
@@ -404,7 +404,7 @@ async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_
         });
     }
     let mut seen = Vec::new();
-    let mut writes = std::collections::BTreeMap::new();
+    let mut writes = BTreeMap::new();
     while let Some(found) = tasks.join_next().await {
         let (listed, outcomes) = found.expect("worker");
         seen.extend(listed);
