@@ -21,8 +21,10 @@ MAX_GROWTH_KIB="${MAX_GROWTH_KIB:-16384}"
 GUARDED_PORT="${GUARDED_PORT:-38491}"
 PLAIN_PORT="${PLAIN_PORT:-38492}"
 
-cargo build --quiet --release -p tests --bin mcp_load -p tool-examples --bin tool-examples
-BIN="target/release"
+if [ -z "${BIN:-}" ]; then
+    cargo build --quiet --release -p tests --bin mcp_load -p tool-examples --bin tool-examples
+fi
+BIN="${BIN:-target/release}"
 
 WS="$(mktemp -d)"
 PIDS=()
