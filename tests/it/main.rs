@@ -17,6 +17,7 @@ mod error_codes;
 mod executor;
 mod mcp_2026;
 mod mcp_input;
+mod mcp_load;
 mod mcp_prompt_input;
 mod mcp_proxy;
 mod mcp_resources;
