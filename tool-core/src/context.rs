@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::guard::path::WorkspacePath;
 use crate::input::{
-    check_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest, Root,
-    SampledMessage, Sampling, MAX_REQUESTS_PER_CALL,
+    ask_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest, Root,
+    SampledMessage, Sampling,
 };
 use crate::process::Command;
 use crate::reason::ReasonCode;
@@ -615,43 +615,14 @@ impl ToolContext {
         &self,
         requests: &[(String, InputRequest)],
     ) -> Result<Vec<InputAnswer>, InputError> {
-        check_round(requests)?;
-        let before = self
-            .input_tally
-            .asked
-            .fetch_add(requests.len(), std::sync::atomic::Ordering::SeqCst);
-        if before + requests.len() > MAX_REQUESTS_PER_CALL {
-            return Err(InputError::Limit(format!(
-                "more than {MAX_REQUESTS_PER_CALL} questions in one call"
-            )));
-        }
-        let Some(handler) = &self.input else {
-            let kind = requests[0].1.kind();
-            return Err(InputError::Unavailable {
-                kind,
-                reason: "nobody can answer here (no input handler is configured)".into(),
-            });
-        };
-        if let Some((_, r)) = requests.iter().find(|(_, r)| !handler.supports(r.kind())) {
-            handler.refused(r.kind());
-            return Err(InputError::Unavailable {
-                kind: r.kind(),
-                reason: format!("the client did not declare the `{}` capability", r.kind()),
-            });
-        }
-        let answers = tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => return Err(InputError::Cancelled),
-            a = handler.ask(requests) => a?,
-        };
-        if answers.len() != requests.len() {
-            return Err(InputError::Invalid(format!(
-                "{} answers to {} questions",
-                answers.len(),
-                requests.len()
-            )));
-        }
-        Ok(answers)
+        ask_round(
+            self.input.as_deref(),
+            &self.input_tally.asked,
+            &self.cancel,
+            requests,
+            "call",
+        )
+        .await
     }
 
     /// [`ToolContext::ask`] for a **sync** handler: blocks the handler's thread (its confined

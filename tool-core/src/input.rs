@@ -458,6 +458,51 @@ pub trait InputHandler: Send + Sync {
     ) -> BoxFuture<'a, Result<Vec<InputAnswer>, InputError>>;
 }
 
+/// One round of questions from a tool call or a prompt (`asker`, for the messages): checked,
+/// counted against [`MAX_REQUESTS_PER_CALL`] in `asked`, refused without a `handler` or when it
+/// does not support a kind, cancelled with `cancel`, and answered one answer per question.
+pub(crate) async fn ask_round(
+    handler: Option<&dyn InputHandler>,
+    asked: &std::sync::atomic::AtomicUsize,
+    cancel: &tokio_util::sync::CancellationToken,
+    requests: &[(String, InputRequest)],
+    asker: &str,
+) -> Result<Vec<InputAnswer>, InputError> {
+    check_round(requests)?;
+    let before = asked.fetch_add(requests.len(), std::sync::atomic::Ordering::SeqCst);
+    if before + requests.len() > MAX_REQUESTS_PER_CALL {
+        return Err(InputError::Limit(format!(
+            "more than {MAX_REQUESTS_PER_CALL} questions in one {asker}"
+        )));
+    }
+    let Some(handler) = handler else {
+        return Err(InputError::Unavailable {
+            kind: requests[0].1.kind(),
+            reason: "nobody can answer here (no input handler is configured)".into(),
+        });
+    };
+    if let Some((_, r)) = requests.iter().find(|(_, r)| !handler.supports(r.kind())) {
+        handler.refused(r.kind());
+        return Err(InputError::Unavailable {
+            kind: r.kind(),
+            reason: format!("the client did not declare the `{}` capability", r.kind()),
+        });
+    }
+    let answers = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return Err(InputError::Cancelled),
+        a = handler.ask(requests) => a?,
+    };
+    if answers.len() != requests.len() {
+        return Err(InputError::Invalid(format!(
+            "{} answers to {} questions",
+            answers.len(),
+            requests.len()
+        )));
+    }
+    Ok(answers)
+}
+
 /// Check one round of questions before any handler sees it.
 pub(crate) fn check_round(requests: &[(String, InputRequest)]) -> Result<(), InputError> {
     if requests.is_empty() {

@@ -111,6 +111,28 @@ pub(super) struct Progress {
 }
 
 impl Progress {
+    /// The progress after round number `round` of a request: its approval mark, the answers
+    /// the run used and the questions it left pending.
+    pub(super) fn after_round(
+        round: u32,
+        approval: Option<ApprovalMark>,
+        used: BTreeMap<String, (Value, String)>,
+        pending: &[(String, crate::input::InputRequest, String)],
+    ) -> Progress {
+        Progress {
+            round,
+            approval,
+            answers: used
+                .into_iter()
+                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
+                .collect(),
+            asked: pending
+                .iter()
+                .map(|(id, _, hash)| (id.clone(), hash.clone()))
+                .collect(),
+        }
+    }
+
     /// The approval ticket, when the approval was asked or granted.
     pub(super) fn ticket(&self, tool: &str) -> Option<Ticket> {
         match &self.approval {

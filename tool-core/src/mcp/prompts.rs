@@ -18,7 +18,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -31,8 +31,7 @@ use super::completion::Completer;
 use super::content::to_mcp;
 use crate::content::Content;
 use crate::input::{
-    check_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest,
-    MAX_REQUESTS_PER_CALL,
+    ask_round, FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest,
 };
 use crate::reason::ReasonCode;
 
@@ -173,39 +172,14 @@ impl PromptInput {
         &self,
         requests: Vec<(String, InputRequest)>,
     ) -> Result<Vec<InputAnswer>, InputError> {
-        check_round(&requests)?;
-        let before = self.asked.fetch_add(requests.len(), Ordering::SeqCst);
-        if before + requests.len() > MAX_REQUESTS_PER_CALL {
-            return Err(InputError::Limit(format!(
-                "more than {MAX_REQUESTS_PER_CALL} questions in one prompt"
-            )));
-        }
-        let Some(handler) = &self.handler else {
-            return Err(InputError::Unavailable {
-                kind: requests[0].1.kind(),
-                reason: "nobody can answer here (no input handler is configured)".into(),
-            });
-        };
-        if let Some((_, r)) = requests.iter().find(|(_, r)| !handler.supports(r.kind())) {
-            handler.refused(r.kind());
-            return Err(InputError::Unavailable {
-                kind: r.kind(),
-                reason: format!("the client did not declare the `{}` capability", r.kind()),
-            });
-        }
-        let answers = tokio::select! {
-            biased;
-            _ = self.cancel.cancelled() => return Err(InputError::Cancelled),
-            a = handler.ask(&requests) => a?,
-        };
-        if answers.len() != requests.len() {
-            return Err(InputError::Invalid(format!(
-                "{} answers to {} questions",
-                answers.len(),
-                requests.len()
-            )));
-        }
-        Ok(answers)
+        ask_round(
+            self.handler.as_deref(),
+            &self.asked,
+            &self.cancel,
+            &requests,
+            "prompt",
+        )
+        .await
     }
 
     /// Ask the user to fill in a form.

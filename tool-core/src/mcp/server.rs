@@ -34,7 +34,7 @@ use super::input::{KnownAnswer, PeerInput, StatelessInput};
 use super::input_required::{
     approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
     AnsweredApprover, ApprovalMark, ApprovalStates, AskingApprover, GrantedApprover, Progress,
-    RecordingApprover, StoredAnswer, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS, PROMPTS_GET,
+    RecordingApprover, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS, PROMPTS_GET,
 };
 use super::prompts::{PromptInput, Prompts};
 use super::resources::{Resources, Subscriptions};
@@ -368,20 +368,12 @@ impl<B: McpBackend> McpServer<B> {
                 Some(ApprovalMark::Granted { args }) => Some(args.clone()),
                 _ => None,
             });
-            let next = Progress {
-                round: next_round,
-                approval: granted.map(|args| ApprovalMark::Granted { args }),
-                answers: round
-                    .used
-                    .into_iter()
-                    .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
-                    .collect(),
-                asked: round
-                    .pending
-                    .iter()
-                    .map(|(id, _, hash)| (id.clone(), hash.clone()))
-                    .collect(),
-            };
+            let next = Progress::after_round(
+                next_round,
+                granted.map(|args| ApprovalMark::Granted { args }),
+                round.used,
+                &round.pending,
+            );
             let questions = states
                 .issue(&name, &args, &caller, &next)
                 .and_then(|state| tool_questions(&round.pending, state));
@@ -495,20 +487,7 @@ impl<B: McpBackend> McpServer<B> {
         if next_round > MAX_INPUT_ROUNDS {
             return Ok(too_many_rounds().into());
         }
-        let next = Progress {
-            round: next_round,
-            approval: None,
-            answers: round
-                .used
-                .into_iter()
-                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
-                .collect(),
-            asked: round
-                .pending
-                .iter()
-                .map(|(id, _, hash)| (id.clone(), hash.clone()))
-                .collect(),
-        };
+        let next = Progress::after_round(next_round, None, round.used, &round.pending);
         Ok(states
             .issue(&name, &args, &caller, &next)
             .and_then(|state| tool_questions(&round.pending, state))
@@ -582,20 +561,7 @@ impl<B: McpBackend> McpServer<B> {
                 format!("the prompt asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
             ));
         }
-        let next = Progress {
-            round: next_round,
-            approval: None,
-            answers: round
-                .used
-                .into_iter()
-                .map(|(id, (value, request))| (id, StoredAnswer { request, value }))
-                .collect(),
-            asked: round
-                .pending
-                .iter()
-                .map(|(id, _, hash)| (id.clone(), hash.clone()))
-                .collect(),
-        };
+        let next = Progress::after_round(next_round, None, round.used, &round.pending);
         states
             .issue_for(PROMPTS_GET, &name, &args, &caller, &next)
             .and_then(|state| tool_questions(&round.pending, state))
