@@ -17,8 +17,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tool_core::approval::BoxFuture;
 use tool_core::input::{
@@ -28,6 +27,7 @@ use tool_core::mcp::{ExecutorBackend, MAX_INPUT_ROUNDS};
 use tool_core::{tool, CallStatus, Executor, ExecutorConfig, ReasonCode, Registry, ToolContext};
 
 use crate::exec_support::call;
+use crate::mcp_wire::{post, Reply};
 
 /// How often `guarded_greet` ran past its question.
 static GUARDED_RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -153,49 +153,10 @@ async fn start() -> Server {
     }
 }
 
-struct Reply {
-    status: u16,
-    message: Value,
-}
-
 /// One stateless `tools/call` as raw HTTP, with these client capabilities.
 async fn call_http(server: &Server, caps: Value, params: Value) -> Reply {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": caps,
-    });
     let name = params["name"].as_str().unwrap_or_default().to_owned();
-    let body =
-        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}).to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n",
-        server.addr,
-        body.len()
-    );
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("send");
-    stream.write_all(body.as_bytes()).await.expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").expect("a head");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    // The JSON-RPC response: a JSON body, or the SSE event (in chunks or not) that carries it.
-    let message = rest
-        .split(['\n', '\r'])
-        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v.get("id").is_some())
-        .unwrap_or(Value::Null);
-    Reply { status, message }
+    post(server.addr, "tools/call", Some(&name), caps, params).await
 }
 
 fn all_caps() -> Value {

@@ -1041,15 +1041,19 @@ pub async fn serve_stdio<B: McpBackend>(backend: B) -> Result<(), ServeError> {
 pub async fn serve_stdio_server<B: McpBackend>(server: McpServer<B>) -> Result<(), ServeError> {
     server.check()?;
     let (input, output) = rmcp::transport::stdio();
-    let service = server
-        .serve(guarded(input, output))
-        .await
-        .map_err(|e| ServeError::Handshake(e.to_string()))?;
-    service
-        .waiting()
-        .await
-        .map_err(|e| ServeError::Task(e.to_string()))?;
-    Ok(())
+    let (server_in, server_out, writer) = guarded(input, output);
+    let served = match server.serve((server_in, server_out)).await {
+        Ok(service) => service
+            .waiting()
+            .await
+            .map(|_| ())
+            .map_err(|e| ServeError::Task(e.to_string())),
+        Err(e) => Err(ServeError::Handshake(e.to_string())),
+    };
+    // The server's end is gone: what it wrote reaches stdout before the process may exit (a
+    // client that closes its input right after a request still gets the reply).
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), writer).await;
+    served
 }
 
 /// Serve `backend` over streamable HTTP at `http://ADDR/mcp` until the process ends.

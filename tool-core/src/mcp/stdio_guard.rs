@@ -11,8 +11,14 @@ use super::http_guard::inspect;
 /// Size of the in-memory pipes between the guard and the server.
 const PIPE_BYTES: usize = 64 * 1024;
 
-/// The server's ends of the guarded transport over `input` and `output` (stdin and stdout).
-pub(super) fn guarded<R, W>(input: R, output: W) -> (DuplexStream, DuplexStream)
+/// The server's ends of the guarded transport over `input` and `output` (stdin and stdout),
+/// and the task that writes the server's lines to `output`: it ends once the server's end is
+/// dropped and everything is written and flushed, so await it before the process exits or the
+/// last replies are lost.
+pub(super) fn guarded<R, W>(
+    input: R,
+    output: W,
+) -> (DuplexStream, DuplexStream, tokio::task::JoinHandle<()>)
 where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
@@ -52,7 +58,7 @@ where
         let _ = to_server.shutdown().await;
     });
 
-    tokio::spawn(async move {
+    let writer = tokio::spawn(async move {
         let mut output = output;
         let mut from_server = BufReader::new(from_server);
         let mut line = Vec::new();
@@ -84,7 +90,7 @@ where
         }
     });
 
-    (server_in, server_out)
+    (server_in, server_out, writer)
 }
 
 #[cfg(test)]
@@ -96,7 +102,7 @@ mod tests {
     async fn refused_lines_are_answered_and_the_rest_pass() {
         let (client_in, guard_in) = tokio::io::duplex(4096);
         let (guard_out, mut client_out) = tokio::io::duplex(4096);
-        let (mut server_in, mut server_out) = guarded(guard_in, guard_out);
+        let (mut server_in, mut server_out, writer) = guarded(guard_in, guard_out);
         let mut client_in = client_in;
         client_in
             .write_all(
@@ -122,6 +128,9 @@ mod tests {
             .expect("server output");
         drop(server_out);
         drop(server_in);
+        writer
+            .await
+            .expect("the writer ends once the server's end is dropped");
         let mut out = String::new();
         client_out.read_to_string(&mut out).await.expect("output");
         let lines: Vec<serde_json::Value> = out
