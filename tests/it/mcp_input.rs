@@ -17,17 +17,15 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 use tool_core::approval::BoxFuture;
 use tool_core::input::{
     FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest, Sampling,
 };
-use tool_core::mcp::{ExecutorBackend, MAX_INPUT_ROUNDS};
+use tool_core::mcp::{ExecutorBackend, McpServer, MAX_INPUT_ROUNDS};
 use tool_core::{tool, CallStatus, Executor, ExecutorConfig, ReasonCode, Registry, ToolContext};
 
 use crate::exec_support::call;
-use crate::mcp_wire::{post, Reply};
+use crate::mcp_wire::{post, serve, Reply, Server};
 
 /// How often `guarded_greet` ran past its question.
 static GUARDED_RUNS: AtomicUsize = AtomicUsize::new(0);
@@ -124,33 +122,9 @@ fn executor(
     (dir, exec)
 }
 
-struct Server {
-    addr: std::net::SocketAddr,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 async fn start() -> Server {
     let (dir, exec) = executor(|c| c);
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let addr = listener.local_addr().expect("address");
-    let stop = CancellationToken::new();
-    tokio::spawn(tool_core::mcp::serve_http_on(
-        listener,
-        ExecutorBackend::new(Arc::new(exec)),
-        stop.clone(),
-    ));
-    Server {
-        addr,
-        stop,
-        _dir: dir,
-    }
+    serve(McpServer::new(ExecutorBackend::new(Arc::new(exec))), dir).await
 }
 
 /// One stateless `tools/call` as raw HTTP, with these client capabilities.
@@ -449,7 +423,7 @@ impl rmcp::ClientHandler for Answering {
 async fn a_session_client_is_asked_through_its_own_requests() {
     let (_dir, exec) = executor(|c| c);
     let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = tool_core::mcp::McpServer::new(ExecutorBackend::new(Arc::new(exec)));
+    let server = McpServer::new(ExecutorBackend::new(Arc::new(exec)));
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
             let _ = running.waiting().await;

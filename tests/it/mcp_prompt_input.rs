@@ -7,14 +7,12 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 use tool_core::input::FormAnswer;
 use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, PromptFailure, Prompts};
 use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::{tool, Executor, ExecutorConfig, Registry, ToolContext};
 
-use crate::mcp_wire::{accept, post, Reply};
+use crate::mcp_wire::{accept, post, serve, Reply, Server};
 
 fn context_form() -> Value {
     json!({"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]})
@@ -46,18 +44,6 @@ fn prompts() -> Prompts {
     Prompts::new().with_prompt(brief).expect("valid prompts")
 }
 
-struct Server {
-    addr: std::net::SocketAddr,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 async fn start() -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let registry = Registry::builder()
@@ -66,19 +52,7 @@ async fn start() -> Server {
         .expect("registry");
     let exec = Executor::new(Arc::new(registry), ExecutorConfig::new(dir.path())).expect("exec");
     let server = McpServer::new(ExecutorBackend::new(Arc::new(exec))).with_prompts(prompts());
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let addr = listener.local_addr().expect("address");
-    let stop = CancellationToken::new();
-    tokio::spawn(tool_core::mcp::serve_http_server_on(
-        listener,
-        server,
-        stop.clone(),
-    ));
-    Server {
-        addr,
-        stop,
-        _dir: dir,
-    }
+    serve(server, dir).await
 }
 
 fn caps() -> Value {

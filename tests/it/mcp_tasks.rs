@@ -11,14 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 use tool_core::input::{FormAnswer, InputError, InputRequest};
 use tool_core::mcp::tasks::{TaskSupport, TaskTools};
 use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::{tool, Executor, ExecutorConfig, Registry, ToolContext};
 
-use crate::mcp_wire::{accept, post, post_with, Reply};
+use crate::mcp_wire::{accept, post, post_with, serve, Reply, Server};
 
 /// Set when `wait_for_cancel` stopped running (its future dropped, or its cancellation seen).
 static STOPPED: AtomicBool = AtomicBool::new(false);
@@ -107,18 +105,6 @@ fn mutate() -> String {
     "mutated".to_owned()
 }
 
-struct Server {
-    addr: std::net::SocketAddr,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
 async fn start() -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let registry = Registry::builder()
@@ -136,19 +122,7 @@ async fn start() -> Server {
         .with_tool_asking_first("name_then_colour", TaskSupport::Required);
     let server = McpServer::new(ExecutorBackend::new(Arc::new(exec))).with_tasks(tasks);
     server.check().expect("valid");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let addr = listener.local_addr().expect("address");
-    let stop = CancellationToken::new();
-    tokio::spawn(tool_core::mcp::serve_http_server_on(
-        listener,
-        server,
-        stop.clone(),
-    ));
-    Server {
-        addr,
-        stop,
-        _dir: dir,
-    }
+    serve(server, dir).await
 }
 
 fn with_tasks() -> Value {

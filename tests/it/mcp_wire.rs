@@ -3,7 +3,40 @@
 
 use serde_json::{json, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tool_core::mcp::{McpBackend, McpServer};
+
+/// An MCP server on a free loopback port for one test, with its workspace; stopped when
+/// dropped.
+pub struct Server {
+    pub addr: std::net::SocketAddr,
+    stop: CancellationToken,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// Serves `server` (whose workspace is `dir`) over streamable HTTP until the handle drops.
+pub async fn serve<B: McpBackend>(server: McpServer<B>, dir: tempfile::TempDir) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
+    let addr = listener.local_addr().expect("address");
+    let stop = CancellationToken::new();
+    tokio::spawn(tool_core::mcp::serve_http_server_on(
+        listener,
+        server,
+        stop.clone(),
+    ));
+    Server {
+        addr,
+        stop,
+        _dir: dir,
+    }
+}
 
 /// An HTTP status and the JSON-RPC response it carried (`Null` when none).
 pub struct Reply {
