@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio_util::sync::CancellationToken;
 
@@ -431,8 +431,8 @@ impl SandboxedCommand {
             tokio::net::UnixStream::from_std(socket).map_err(|e| io_err("run socket", e))?;
         let receiver = |fd| pipe::Receiver::from_owned_fd(fd).map_err(|e| io_err("pipe", e));
         let cap = self.output_cap;
-        let stdout = tokio::spawn(read_capped(Some(receiver(stdout_ours)?), cap));
-        let stderr = tokio::spawn(read_capped(Some(receiver(stderr_ours)?), cap + STATUS_ROOM));
+        let mut stdout = Capped::new(receiver(stdout_ours)?, cap);
+        let mut stderr = Capped::new(receiver(stderr_ours)?, cap + STATUS_ROOM);
         if let (Some(input), Some(fd)) = (self.stdin.clone(), stdin_ours) {
             let mut pipe = pipe::Sender::from_owned_fd(fd).map_err(|e| io_err("pipe", e))?;
             // A program that does not read its input must not block the call.
@@ -444,23 +444,46 @@ impl SandboxedCommand {
         if sent < framed.len() {
             let _ = socket.write_all(&framed[sent..]).await;
         }
-        let ended = tokio::select! {
-            status = read_exit(&mut socket) => Ended::Exited(status),
-            _ = tokio::time::sleep(self.timeout) => Ended::Stopped(Outcome::Timeout),
-            _ = cancel.cancelled() => Ended::Stopped(Outcome::Cancelled),
+        // The output is read in this task while the run lasts (no hand-off to other tasks on
+        // the way back); what was read stays in `stdout` and `stderr` when the wait ends.
+        let ended = {
+            let reading = async { tokio::join!(stdout.read_to_end(), stderr.read_to_end()) };
+            let exit = read_exit(&mut socket);
+            let deadline = tokio::time::sleep(self.timeout);
+            tokio::pin!(reading, exit, deadline);
+            let mut read_all = false;
+            loop {
+                tokio::select! {
+                    _ = &mut reading, if !read_all => read_all = true,
+                    status = &mut exit => break Ended::Exited(status),
+                    _ = &mut deadline => break Ended::Stopped(Outcome::Timeout),
+                    _ = cancel.cancelled() => break Ended::Stopped(Outcome::Cancelled),
+                }
+            }
         };
         let (stopped, status) = match ended {
             Ended::Exited(status) => (None, status),
             Ended::Stopped(outcome) => {
                 // The init kills the program, reports and exits, and the namespace dies with it.
                 let _ = socket.shutdown().await;
-                let _ = tokio::time::timeout(TERMINATE_GRACE, read_exit(&mut socket)).await;
+                let _ = tokio::time::timeout(TERMINATE_GRACE, async {
+                    tokio::join!(
+                        read_exit(&mut socket),
+                        stdout.read_to_end(),
+                        stderr.read_to_end()
+                    )
+                })
+                .await;
                 (Some(outcome), None)
             }
         };
         drop(socket);
-        let (out, out_cut) = drain(stdout).await;
-        let (raw_err, raw_err_cut) = drain(stderr).await;
+        let _ = tokio::time::timeout(DRAIN_GRACE, async {
+            tokio::join!(stdout.read_to_end(), stderr.read_to_end())
+        })
+        .await;
+        let (out, out_cut) = stdout.finish();
+        let (raw_err, raw_err_cut) = stderr.finish();
         let (header, err) = split_status(&raw_err);
         let enforcement = match header {
             Status::Ok(e) => e,
@@ -530,37 +553,49 @@ async fn read_exit(socket: &mut tokio::net::UnixStream) -> Option<i32> {
         .ok()
 }
 
-async fn drain(task: tokio::task::JoinHandle<(Vec<u8>, bool)>) -> (Vec<u8>, bool) {
-    let abort = task.abort_handle();
-    match tokio::time::timeout(DRAIN_GRACE, task).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(_)) => (Vec::new(), false),
-        Err(_) => {
-            abort.abort();
-            (Vec::new(), true)
-        }
-    }
+/// One output pipe, read up to a cap (and drained past it, so the program never blocks on a
+/// full pipe).
+struct Capped {
+    pipe: pipe::Receiver,
+    cap: usize,
+    buf: Vec<u8>,
+    /// More was written than the cap.
+    cut: bool,
+    /// The pipe ended (or failed).
+    ended: bool,
 }
 
-async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>, cap: usize) -> (Vec<u8>, bool) {
-    let Some(mut pipe) = pipe else {
-        return (Vec::new(), false);
-    };
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let mut cut = false;
-    loop {
-        match pipe.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = cap.saturating_sub(buf.len());
-                buf.extend_from_slice(&chunk[..n.min(room)]);
-                // Keep draining so the program never blocks on a full pipe.
-                cut |= n > room;
+impl Capped {
+    fn new(pipe: pipe::Receiver, cap: usize) -> Capped {
+        Capped {
+            pipe,
+            cap,
+            buf: Vec::new(),
+            cut: false,
+            ended: false,
+        }
+    }
+
+    /// Reads until the pipe ends; cancel-safe (what was read is kept).
+    async fn read_to_end(&mut self) {
+        let mut chunk = [0u8; 8192];
+        while !self.ended {
+            match self.pipe.read(&mut chunk).await {
+                Ok(0) | Err(_) => self.ended = true,
+                Ok(n) => {
+                    let room = self.cap.saturating_sub(self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..n.min(room)]);
+                    self.cut |= n > room;
+                }
             }
         }
     }
-    (buf, cut)
+
+    /// What was read, and whether it is short of what was written (over the cap, or the pipe
+    /// had not ended when reading stopped).
+    fn finish(self) -> (Vec<u8>, bool) {
+        (self.buf, self.cut || !self.ended)
+    }
 }
 
 enum Status {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
-    PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope, ABI,
+    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus,
+    Scope, ABI,
 };
-use seccompiler::BpfProgram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SandboxError;
@@ -121,41 +121,79 @@ pub fn confine_current_thread(
     confine_prepared(policy, mode, None)
 }
 
-/// Confinement made ready before the policy is known (by the helper's spares): the default
-/// system read paths and the device paths opened, the seccomp filters compiled. Applying it
-/// then costs the workspace rule and the system calls that restrict.
-pub(crate) struct Prepared {
-    network: bool,
-    system_read_paths: Vec<PathBuf>,
-    system: Vec<PathFd>,
-    dev_read_write: Vec<PathFd>,
-    dev_read: Vec<PathFd>,
-    seccomp: Result<(BpfProgram, BpfProgram), SandboxError>,
+/// The read-only system paths and the device paths, opened once (by the helper's zygote, for
+/// all its spares), each with whether it is a directory.
+pub(crate) struct SystemPaths {
+    read_paths: Vec<PathBuf>,
+    system: Vec<(PathFd, bool)>,
+    dev_read_write: Vec<(PathFd, bool)>,
+    dev_read: Vec<(PathFd, bool)>,
 }
 
-/// Opens what exists of `paths` (missing paths are skipped, as the policy says).
-fn open_existing<P: AsRef<std::path::Path>>(paths: &[P]) -> Vec<PathFd> {
-    paths.iter().filter_map(|p| PathFd::new(p).ok()).collect()
-}
-
-impl Prepared {
-    /// Prepares confinement for programs with or without network and the default system read
-    /// paths ([`crate::default_system_read_paths`]).
-    pub(crate) fn new(network: bool) -> Prepared {
-        let system_read_paths = crate::policy::default_system_read_paths();
-        Prepared {
-            network,
-            system: open_existing(&system_read_paths),
-            system_read_paths,
+impl SystemPaths {
+    /// Opens what exists of `read_paths` and of the device paths (missing paths are skipped, as
+    /// the policy says).
+    pub(crate) fn open(read_paths: Vec<PathBuf>) -> SystemPaths {
+        SystemPaths {
+            system: open_existing(&read_paths),
+            read_paths,
             dev_read_write: open_existing(DEV_READ_WRITE),
             dev_read: open_existing(DEV_READ),
-            seccomp: seccomp::compile(network),
         }
     }
 }
 
-/// [`confine_current_thread`], with what `prepared` holds where it fits the policy (the same
-/// network class and system read paths); anything else is opened and compiled here.
+/// Opens what exists of `paths`, noting which are directories.
+fn open_existing<P: AsRef<std::path::Path>>(paths: &[P]) -> Vec<(PathFd, bool)> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            let fd = PathFd::new(p).ok()?;
+            let dir = rustix::fs::fstat(&fd)
+                .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
+                .unwrap_or(false);
+            Some((fd, dir))
+        })
+        .collect()
+}
+
+/// Confinement begun before the policy is known (by the helper's spares, for the init they fork):
+/// the seccomp filters applied to the calling process, and a Landlock ruleset holding the rules of
+/// the system read paths and the device paths. Applying it then costs the workspace rule and the
+/// system call that restricts.
+pub(crate) struct Prepared {
+    network: bool,
+    system_read_paths: Vec<PathBuf>,
+    /// The workspace rule is added at the request.
+    ruleset: Result<RulesetCreated, SandboxError>,
+    /// What applying the seccomp filters gave (they are in force when `Ok`).
+    seccomp: Result<(), SandboxError>,
+}
+
+impl Prepared {
+    /// Applies the class filter of `network` to the calling process (irreversibly: call it where
+    /// the process will only ever run such programs, once it entered its namespaces), on top of
+    /// the base filter whose result is `base` (applied by the zygote), and builds the Landlock
+    /// ruleset of `paths`. Errors are kept for [`confine_prepared`] to report under `mode`.
+    pub(crate) fn ahead(
+        network: bool,
+        mode: Mode,
+        paths: &SystemPaths,
+        base: Result<(), SandboxError>,
+    ) -> Prepared {
+        Prepared {
+            network,
+            system_read_paths: paths.read_paths.clone(),
+            ruleset: system_ruleset(network, mode, paths),
+            seccomp: base.and_then(|()| seccomp::apply_class(network)),
+        }
+    }
+}
+
+/// [`confine_current_thread`], continuing what `prepared` began. A prepared ruleset is used where
+/// the policy keeps the system read paths it was made for; others are opened here. The seccomp
+/// filters applied ahead are those of the policy's network class (the helper checks the class
+/// first).
 pub(crate) fn confine_prepared(
     policy: &SandboxPolicy,
     mode: Mode,
@@ -165,18 +203,25 @@ pub(crate) fn confine_prepared(
         return Ok(Enforcement::NONE);
     }
     policy.validate()?;
-    let prepared = prepared
-        .filter(|p| p.network == policy.network && p.system_read_paths == policy.system_read_paths);
-    let (opened, filters) = match prepared {
-        Some(p) => (
-            Some((p.system, p.dev_read_write, p.dev_read)),
-            Some(p.seccomp),
-        ),
-        None => (None, None),
+    let opened = || {
+        system_ruleset(
+            policy.network,
+            mode,
+            &SystemPaths::open(policy.system_read_paths.clone()),
+        )
     };
-    let landlock = apply_landlock(policy, mode, opened)?;
-    let filters = filters.unwrap_or_else(|| seccomp::compile(policy.network));
-    let seccomp = match filters.and_then(|(main, enosys)| seccomp::apply_compiled(&main, &enosys)) {
+    let (ruleset, seccomp) = match prepared {
+        Some(p) if p.network != policy.network => {
+            return Err(SandboxError::Setup(
+                "confinement prepared for another network class".to_owned(),
+            ))
+        }
+        Some(p) if p.system_read_paths == policy.system_read_paths => (p.ruleset?, Some(p.seccomp)),
+        Some(p) => (opened()?, Some(p.seccomp)),
+        None => (opened()?, None),
+    };
+    let landlock = restrict(ruleset, policy, mode)?;
+    let seccomp = match seccomp.unwrap_or_else(|| seccomp::apply_all(policy.network)) {
         Ok(()) => true,
         Err(e) if mode == Mode::Required => return Err(e),
         Err(_) => false,
@@ -199,24 +244,67 @@ fn ll_unavailable(e: impl fmt::Display) -> SandboxError {
     SandboxError::Unavailable(format!("landlock: {e}"))
 }
 
-/// The system, read-write device and read device paths, opened.
-type Opened = (Vec<PathFd>, Vec<PathFd>, Vec<PathFd>);
-
-fn apply_landlock(
-    policy: &SandboxPolicy,
-    mode: Mode,
-    opened: Option<Opened>,
-) -> Result<LandlockEnforcement, SandboxError> {
-    let level = match mode {
+fn compat_level(mode: Mode) -> CompatLevel {
+    match mode {
         Mode::Required => CompatLevel::HardRequirement,
         _ => CompatLevel::BestEffort,
-    };
+    }
+}
+
+/// A ruleset that handles every file right, TCP unless `network`, and every scope, with the rules
+/// of the system read paths and the device paths of `paths` (everything but the workspace).
+fn system_ruleset(
+    network: bool,
+    mode: Mode,
+    paths: &SystemPaths,
+) -> Result<RulesetCreated, SandboxError> {
     let abi = TARGET_ABI;
-    let all = AccessFs::from_all(abi);
-    let read = AccessFs::from_read(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(compat_level(mode))
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(ll_unavailable)?;
+    if !network {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(ll_unavailable)?;
+    }
+    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    // As `landlock::path_beneath_rules` does: rights that only directories have are dropped
+    // for a file.
+    fn beneath(
+        fds: &[(PathFd, bool)],
+        access: BitFlags<AccessFs>,
+    ) -> impl Iterator<Item = Result<PathBeneath<&PathFd>, RulesetError>> {
+        let file_rights = AccessFs::from_file(TARGET_ABI);
+        fds.iter().map(move |(fd, dir)| {
+            let access = if *dir { access } else { access & file_rights };
+            Ok(PathBeneath::new(fd, access))
+        })
+    }
+    ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(ll_unavailable)?
+        .create()
+        .map_err(ll_unavailable)?
+        .add_rules(beneath(&paths.system, AccessFs::from_read(abi)))
+        .map_err(ll_err)?
+        .add_rules(beneath(&paths.dev_read_write, dev_rw))
+        .map_err(ll_err)?
+        .add_rules(beneath(&paths.dev_read, AccessFs::ReadFile.into()))
+        .map_err(ll_err)
+}
+
+/// Adds the workspace rule to `ruleset` (read, or read and write) and restricts the calling
+/// thread with it.
+fn restrict(
+    ruleset: RulesetCreated,
+    policy: &SandboxPolicy,
+    mode: Mode,
+) -> Result<LandlockEnforcement, SandboxError> {
+    let abi = TARGET_ABI;
     let workspace_access: BitFlags<AccessFs> = match policy.access {
-        FsAccess::ReadOnly => read,
-        FsAccess::ReadWrite => all,
+        FsAccess::ReadOnly => AccessFs::from_read(abi),
+        FsAccess::ReadWrite => AccessFs::from_all(abi),
     };
     // A missing workspace must fail, not be skipped as path_beneath_rules would.
     let workspace_fd = PathFd::new(&policy.workspace).map_err(|e| {
@@ -225,47 +313,8 @@ fn apply_landlock(
             policy.workspace.display()
         ))
     })?;
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(level)
-        .handle_access(all)
-        .map_err(ll_unavailable)?;
-    if !policy.network {
-        ruleset = ruleset
-            .handle_access(AccessNet::from_all(abi))
-            .map_err(ll_unavailable)?;
-    }
-    let dev_rw = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
-    let (system, dev_read_write, dev_read) = opened.unwrap_or_else(|| {
-        (
-            open_existing(&policy.system_read_paths),
-            open_existing(DEV_READ_WRITE),
-            open_existing(DEV_READ),
-        )
-    });
-    // As `landlock::path_beneath_rules` does: rights that only directories have are dropped
-    // for a file.
-    let file_rights = AccessFs::from_file(abi);
-    let beneath = move |fds: Vec<PathFd>, access: BitFlags<AccessFs>| {
-        fds.into_iter().map(move |fd| {
-            let dir = rustix::fs::fstat(&fd)
-                .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_dir())
-                .unwrap_or(false);
-            let access = if dir { access } else { access & file_rights };
-            Ok::<_, RulesetError>(PathBeneath::new(fd, access))
-        })
-    };
     let status = ruleset
-        .scope(Scope::from_all(abi))
-        .map_err(ll_unavailable)?
-        .create()
-        .map_err(ll_unavailable)?
         .add_rule(PathBeneath::new(workspace_fd, workspace_access))
-        .map_err(ll_err)?
-        .add_rules(beneath(system, read))
-        .map_err(ll_err)?
-        .add_rules(beneath(dev_read_write, dev_rw))
-        .map_err(ll_err)?
-        .add_rules(beneath(dev_read, AccessFs::ReadFile.into()))
         .map_err(ll_err)?
         .restrict_self()
         .map_err(ll_err)?;

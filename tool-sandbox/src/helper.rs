@@ -5,16 +5,20 @@
 //! its stdin, those with network on its stdout; both `SOCK_SEQPACKET`). A spare is forked without
 //! `exec`, and does before any request what costs milliseconds and does not depend on it: it
 //! makes its pids cgroup and moves into it (see [`crate::cgroup`]), enters a new user namespace
-//! (mapping the caller only), unshares PID, IPC and — without network — network namespaces, and
-//! forks the **init**, PID 1 of the new PID namespace. The spare itself then only waits for the
+//! (mapping the caller only), unshares PID, IPC and — without network — network namespaces,
+//! applies the seccomp filter of its network class, builds the Landlock ruleset of the system
+//! paths, and forks the **init**, PID 1 of the new PID namespace. The zygote itself opened the
+//! system paths and applied the base seccomp filter once, before its first spare: every spare
+//! inherits both. The spare itself then only waits for the
 //! init (the *keeper*: its exit tells the zygote to remove the cgroup), and the zygote forks the
 //! next spare when one is taken.
 //!
 //! The init takes one request from the control socket: the program's stdin, stdout and stderr
 //! and a socket of its own (the *run socket*), passed as file descriptors; the spec comes over
-//! the run socket (written ahead of the request). It sets `pids.max` from the spec, confines
-//! itself (Landlock, seccomp), sets the rlimits, reports what it enforced on stderr, starts the
-//! program and reaps every orphan. It reports the program's exit code on the run socket and
+//! the run socket (written ahead of the request). It sets `pids.max` from the spec, adds the
+//! workspace rule to its Landlock ruleset and restricts itself, sets the rlimits, reports what it
+//! enforced on stderr, starts the program (looked up in `PATH` first, so that it is started with
+//! `posix_spawn` rather than a fork of the init) and reaps every orphan. It reports the program's exit code on the run socket and
 //! exits; when it exits, the kernel kills every process left in the namespace, so no `&`,
 //! `setsid` or `nohup` child outlives the call. It also exits when the run socket is shut down
 //! or closed: a timeout, a cancellation, a dropped run, a dead executor. Processes in the

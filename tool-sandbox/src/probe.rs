@@ -121,8 +121,6 @@ fn probe_on_this_thread() -> (u8, bool, bool) {
         }
         Err(_) => (0, false),
     };
-    let seccomp = seccomp::compile(false)
-        .and_then(|(main, enosys)| seccomp::apply_compiled(&main, &enosys))
-        .is_ok();
+    let seccomp = seccomp::apply_all(false).is_ok();
     (landlock_abi, landlock_full, seccomp)
 }

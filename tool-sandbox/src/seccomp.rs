@@ -15,7 +15,14 @@ use seccompiler::{
 
 use crate::error::SandboxError;
 
-/// Syscalls denied to every confined thread and process.
+/// Syscalls that enter or make namespaces, denied by the class filter ([`class_filter`]): the
+/// helper's spares apply it after they entered their namespaces, on top of the base filter the
+/// zygote applied once for all of them.
+pub(crate) const NAMESPACE_SYSCALLS: [(&str, i64); 2] =
+    [("unshare", libc::SYS_unshare), ("setns", libc::SYS_setns)];
+
+/// Syscalls denied to every confined thread and process by the base filter ([`base_filter`]);
+/// [`NAMESPACE_SYSCALLS`] are denied too, by the class filter.
 pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {
     let mut list = vec![
         ("ptrace", libc::SYS_ptrace),
@@ -34,8 +41,6 @@ pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {
         ("fsmount", libc::SYS_fsmount),
         ("fspick", libc::SYS_fspick),
         ("mount_setattr", libc::SYS_mount_setattr),
-        ("unshare", libc::SYS_unshare),
-        ("setns", libc::SYS_setns),
         ("bpf", libc::SYS_bpf),
         ("perf_event_open", libc::SYS_perf_event_open),
         ("userfaultfd", libc::SYS_userfaultfd),
@@ -97,13 +102,36 @@ fn sc_err(e: impl std::fmt::Display) -> SandboxError {
     SandboxError::Setup(format!("seccomp: {e}"))
 }
 
-/// The main filter: the deny list, namespace-creating `clone`, and (without network) `socket()`
-/// of any family but `AF_UNIX`. All fail with `EPERM`.
-pub(crate) fn deny_filter(network: bool) -> Result<BpfProgram, SandboxError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (_, nr) in denied_syscalls() {
-        rules.insert(nr, Vec::new());
-    }
+/// A filter that denies `rules` (and nothing else) with `EPERM`, for this architecture.
+fn deny(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, SandboxError> {
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        target_arch()?,
+    )
+    .map_err(sc_err)?;
+    filter.try_into().map_err(sc_err)
+}
+
+/// The base filter: the deny list of [`denied_syscalls`], the same for every confined thread and
+/// process. All fail with `EPERM`.
+pub(crate) fn base_filter() -> Result<BpfProgram, SandboxError> {
+    deny(
+        denied_syscalls()
+            .into_iter()
+            .map(|(_, nr)| (nr, Vec::new()))
+            .collect(),
+    )
+}
+
+/// The class filter: [`NAMESPACE_SYSCALLS`], namespace-creating `clone`, and (without network)
+/// `socket()` and `socketpair()` of any family but `AF_UNIX`. All fail with `EPERM`.
+pub(crate) fn class_filter(network: bool) -> Result<BpfProgram, SandboxError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = NAMESPACE_SYSCALLS
+        .iter()
+        .map(|(_, nr)| (*nr, Vec::new()))
+        .collect();
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|flag| {
@@ -131,14 +159,7 @@ pub(crate) fn deny_filter(network: bool) -> Result<BpfProgram, SandboxError> {
         rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
         rules.insert(libc::SYS_socketpair, vec![not_unix]);
     }
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        target_arch()?,
-    )
-    .map_err(sc_err)?;
-    filter.try_into().map_err(sc_err)
+    deny(rules)
 }
 
 // Classic BPF opcodes (linux/bpf_common.h).
@@ -180,19 +201,25 @@ pub(crate) fn enosys_filter() -> BpfProgram {
     prog
 }
 
-/// Installs both filters on the calling thread (no `TSYNC`: other threads stay as they are).
-/// Sets `no_new_privs`, which Landlock has set already.
-/// The two filters for a thread or process with or without network: [`deny_filter`] and
-/// [`enosys_filter`].
-pub(crate) fn compile(network: bool) -> Result<(BpfProgram, BpfProgram), SandboxError> {
-    Ok((deny_filter(network)?, enosys_filter()))
+/// Loads the base filter and the `ENOSYS` filter on the calling thread (no `TSYNC`: other threads
+/// stay as they are), setting `no_new_privs`. The architecture is checked by the base filter,
+/// installed first. The helper's zygote does this once; what it forks inherits both.
+pub(crate) fn apply_base() -> Result<(), SandboxError> {
+    apply_filter(&base_filter()?).map_err(sc_err)?;
+    apply_filter(&enosys_filter()).map_err(sc_err)
 }
 
-/// Loads filters made by [`compile`] on the calling thread.
-pub(crate) fn apply_compiled(main: &BpfProgram, enosys: &BpfProgram) -> Result<(), SandboxError> {
-    apply_filter(main).map_err(sc_err)?;
-    apply_filter(enosys).map_err(sc_err)?;
-    Ok(())
+/// Loads the class filter of `network` on the calling thread (after the process entered the
+/// namespaces it needs: the filter denies entering others).
+pub(crate) fn apply_class(network: bool) -> Result<(), SandboxError> {
+    apply_filter(&class_filter(network)?).map_err(sc_err)
+}
+
+/// Every filter, for a thread or process with or without `network`: [`apply_base`], then
+/// [`apply_class`].
+pub(crate) fn apply_all(network: bool) -> Result<(), SandboxError> {
+    apply_base()?;
+    apply_class(network)
 }
 
 #[cfg(test)]
@@ -201,7 +228,11 @@ mod tests {
 
     #[test]
     fn deny_list_holds_what_no_tool_needs() {
-        let names: Vec<&str> = denied_syscalls().iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = denied_syscalls()
+            .iter()
+            .chain(&NAMESPACE_SYSCALLS)
+            .map(|(n, _)| *n)
+            .collect();
         for required in [
             "ptrace",
             "mount",
@@ -228,8 +259,13 @@ mod tests {
 
     #[test]
     fn filters_compile_for_this_architecture() {
-        assert!(!deny_filter(false).expect("no network").is_empty());
-        assert!(!deny_filter(true).expect("network").is_empty());
+        assert!(!base_filter().expect("base").is_empty());
+        let without = class_filter(false).expect("no network");
+        let with = class_filter(true).expect("network");
+        assert!(
+            without.len() > with.len(),
+            "the socket rules are in the class filter"
+        );
         let enosys = enosys_filter();
         assert_eq!(enosys.last().map(|i| i.code), Some(RET_K));
     }

@@ -126,6 +126,15 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
         Mode::Off => None,
         _ => share_an_empty_network_namespace(),
     };
+    // What every spare's confinement shares: the system paths, opened once, and the base seccomp
+    // filter, applied here once and inherited (the spares add their class filter once they
+    // entered their namespaces, which it denies).
+    let mut shared = (mode != Mode::Off).then(|| {
+        (
+            crate::confine::SystemPaths::open(crate::policy::default_system_read_paths()),
+            crate::seccomp::apply_base(),
+        )
+    });
     let mut slots = [Slot::default(), Slot::default()];
     let mut hung_up = [false, false];
     let mut finished: Vec<(PathBuf, u32)> = Vec::new();
@@ -152,6 +161,7 @@ fn zygote(mode: Mode) -> Result<Role, SandboxError> {
                         taken: taken_write,
                         base,
                         host_net,
+                        shared: shared.take(),
                     }));
                 }
                 ForkResult::Parent { child } => slot.ready.push(child),
@@ -299,6 +309,9 @@ struct Spare {
     /// The network namespace the zygote started in, when it moved itself into an empty one
     /// for the spares without network to share.
     host_net: Option<OwnedFd>,
+    /// The system paths opened by the zygote, and what applying the base seccomp filter gave
+    /// (not under `Mode::Off`).
+    shared: Option<(crate::confine::SystemPaths, Result<(), SandboxError>)>,
 }
 
 /// What was set up for the init before the request, with the errors kept for it to report (a
@@ -307,7 +320,7 @@ struct Prepared {
     /// `Ok(None)` where this machine has no writable pids hierarchy.
     cgroup: std::io::Result<Option<PathBuf>>,
     namespaces: Result<Namespaces, SandboxError>,
-    /// System paths opened and seccomp filters compiled (not under `Mode::Off`).
+    /// Seccomp applied and the Landlock ruleset of the system paths built (not under `Mode::Off`).
     confinement: Option<crate::confine::Prepared>,
 }
 
@@ -320,8 +333,12 @@ impl Spare {
             Mode::Off => Ok(Namespaces::default()),
             _ => enter_namespaces(self.network, self.host_net.as_ref()),
         };
-        let confinement =
-            (self.mode != Mode::Off).then(|| crate::confine::Prepared::new(self.network));
+        // Seccomp now (the filter is the network class's, whatever the spec says), so that the
+        // kernel's filter load is off the request's path; Landlock waits for the workspace.
+        let (mode, network) = (self.mode, self.network);
+        let confinement = self
+            .shared
+            .map(|(paths, base)| crate::confine::Prepared::ahead(network, mode, &paths, base));
         let prepared = Prepared {
             cgroup,
             namespaces,
@@ -386,7 +403,6 @@ impl Init {
         let mut message = [0u8; TAKEN_LEN];
         message[0] = u8::from(self.network);
         message[1..].copy_from_slice(&self.keeper.to_le_bytes());
-        let _ = rustix::io::write(&self.taken, &message);
         let Init {
             mode,
             network,
@@ -395,7 +411,8 @@ impl Init {
             taken,
             prepared,
         } = self;
-        drop((control, taken));
+        drop(control);
+        let mut taken = Taken(Some((taken, message)));
         let Run {
             stdin,
             stdout,
@@ -407,7 +424,9 @@ impl Init {
             stdout,
             stderr,
         });
-        let code = match run_program(mode, network, prepared, &mut socket, &mut stdio) {
+        let result = run_program(mode, network, prepared, &mut socket, &mut stdio, &mut taken);
+        taken.tell();
+        let code = match result {
             Ok(code) => code,
             Err(e) => match stdio.take() {
                 // Before the program's streams took fds 0-2, stderr is still ours to say why.
@@ -420,12 +439,29 @@ impl Init {
     }
 }
 
+/// The zygote's "taken" message of one init, sent once.
+///
+/// It is sent when the program has started (or the run failed before): the zygote then forks the
+/// next spare, whose set-up (namespaces, cgroup, filters) would otherwise compete with this run's
+/// own set-up and `exec` on a small machine. The other spare of the class takes a request that
+/// comes meanwhile.
+struct Taken(Option<(OwnedFd, [u8; TAKEN_LEN])>);
+
+impl Taken {
+    fn tell(&mut self) {
+        if let Some((pipe, message)) = self.0.take() {
+            let _ = rustix::io::write(&pipe, &message);
+        }
+    }
+}
+
 fn run_program(
     mode: Mode,
     network: bool,
     prepared: Prepared,
     socket: &mut UnixStream,
     stdio: &mut Option<Stdio>,
+    taken: &mut Taken,
 ) -> Result<i32, SandboxError> {
     let spec = read_spec(socket)?;
     if spec.mode != mode || spec.policy.network != network {
@@ -471,7 +507,7 @@ fn run_program(
         writeln!(err, "{OK_PREFIX}{status}").map_err(|e| setup("status", e))?;
     }
     // The child's signal mask is reset by std before exec.
-    let child = Command::new(&spec.program)
+    let child = Command::new(resolve_program(&spec.program, &spec.env))
         .args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
@@ -489,6 +525,7 @@ fn run_program(
         }
     };
     let main = Pid::from_raw(child.id() as i32);
+    taken.tell();
     // Our copies of the program's streams go, so the pipes end with the tree.
     let null = std::fs::File::options()
         .read(true)
@@ -501,6 +538,35 @@ fn run_program(
         let _ = rustix::stdio::dup2_stderr(null);
     }
     wait_for_program(main, socket, &sigfd)
+}
+
+/// The file `execvp` would run for `program` under the spec's `PATH`, looked up here so that std
+/// can start it with `posix_spawn` (it forks the init and searches `PATH` in the child when the
+/// environment sets `PATH` and the program is a bare name, which costs a few hundred
+/// microseconds more). The lookup runs confined already, so it sees what the program would.
+/// Anything `execvp` might treat differently (a name with a `/`, a relative or empty `PATH`
+/// entry before a match, no match at all) is left to std as it was given.
+fn resolve_program(program: &str, env: &[(String, String)]) -> PathBuf {
+    let given = PathBuf::from(program);
+    if program.is_empty() || program.contains('/') {
+        return given;
+    }
+    let Some((_, path)) = env.iter().rev().find(|(k, _)| k == "PATH") else {
+        return given;
+    };
+    for dir in path.split(':') {
+        if !dir.starts_with('/') {
+            return given;
+        }
+        let candidate = std::path::Path::new(dir).join(program);
+        let regular = rustix::fs::stat(&candidate)
+            .map(|st| rustix::fs::FileType::from_raw_mode(st.st_mode).is_file())
+            .unwrap_or(false);
+        if regular && rustix::fs::access(&candidate, rustix::fs::Access::EXEC_OK).is_ok() {
+            return candidate;
+        }
+    }
+    given
 }
 
 /// Reaps every exited child; returns their pids.
@@ -676,4 +742,48 @@ fn set_limits(limits: &Rlimits) -> Result<(), SandboxError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_program;
+    use std::path::PathBuf;
+
+    fn path(p: &str) -> Vec<(String, String)> {
+        vec![("PATH".to_owned(), p.to_owned())]
+    }
+
+    #[test]
+    fn bare_names_resolve_in_path_order_like_execvp() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).expect("a");
+        std::fs::create_dir_all(&b).expect("b");
+        // Not executable in `a`: skipped, as execvp skips it.
+        std::fs::write(a.join("prog"), "").expect("file");
+        std::fs::write(b.join("prog"), "").expect("file");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(b.join("prog"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+        let env = path(&format!("{}:{}", a.display(), b.display()));
+        assert_eq!(resolve_program("prog", &env), b.join("prog"));
+        // A directory of that name is not a program.
+        std::fs::create_dir_all(a.join("sub")).expect("sub");
+        assert_eq!(resolve_program("sub", &env), PathBuf::from("sub"));
+    }
+
+    #[test]
+    fn what_execvp_may_treat_differently_is_left_as_given() {
+        let env = path("relative:/usr/bin:/bin");
+        assert_eq!(resolve_program("sh", &env), PathBuf::from("sh"));
+        let env = path(":/usr/bin:/bin");
+        assert_eq!(resolve_program("sh", &env), PathBuf::from("sh"));
+        let env = path("/usr/bin:/bin");
+        assert_eq!(resolve_program("./sh", &env), PathBuf::from("./sh"));
+        assert_eq!(
+            resolve_program("no-such-program-here", &env),
+            PathBuf::from("no-such-program-here")
+        );
+        assert_eq!(resolve_program("sh", &[]), PathBuf::from("sh"));
+    }
 }

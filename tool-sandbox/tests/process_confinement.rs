@@ -704,3 +704,30 @@ async fn programs_without_network_cannot_reach_each_other_over_abstract_unix_soc
     );
     assert!(server.stdout_text().starts_with("nobody"), "{server:?}");
 }
+
+/// The base seccomp filter is applied once by the helper's zygote and inherited; the class filter
+/// (namespaces, socket families) by each spare after it entered its namespaces. Both must be in
+/// force in the program: `io_uring_setup` is denied by the base filter only, `unshare` by the
+/// class filter only (the program is root of its own user namespace, so without the filter a
+/// nested user namespace would be allowed).
+#[tokio::test]
+async fn programs_get_the_base_and_the_class_seccomp_filters() {
+    if !kernel_confines_processes("programs_get_the_base_and_the_class_seccomp_filters") {
+        return;
+    }
+    let scene = Scene::new();
+    for network in [false, true] {
+        let out = bash(
+            &scene.policy(FsAccess::ReadWrite, network),
+            r#"perl -e '$p = "\0" x 120; $r = syscall(425, 1, $p); print "io_uring=$r errno=" . ($! + 0) . "\n"'
+               unshare -U true 2>/dev/null; echo "unshare=$?""#,
+        )
+        .await;
+        assert!(out.success(), "{out:?}");
+        assert_eq!(
+            out.stdout_text(),
+            format!("io_uring=-1 errno={}\nunshare=1\n", libc::EPERM),
+            "network {network}: {out:?}"
+        );
+    }
+}
