@@ -23,6 +23,16 @@ fn pool_vs_spawn_blocking(c: &mut Criterion) {
     let ws = tempfile::tempdir().expect("ws");
     let policy = SandboxPolicy::new(ws.path(), FsAccess::ReadOnly, false).expect("policy");
     let pool = ConfinedPool::new(&policy, Mode::Required, PoolConfig::default()).expect("pool");
+    // As the executor configures its pools (`ExecutorConfig::sandbox_spin`).
+    let spinning = ConfinedPool::new(
+        &policy,
+        Mode::Required,
+        PoolConfig {
+            spin: std::time::Duration::from_micros(50),
+            ..PoolConfig::default()
+        },
+    )
+    .expect("pool");
     let mut g = c.benchmark_group("trivial_job");
     g.bench_function("async_call", |b| {
         b.to_async(&rt)
@@ -35,6 +45,10 @@ fn pool_vs_spawn_blocking(c: &mut Criterion) {
     g.bench_function("confined_pool", |b| {
         b.to_async(&rt)
             .iter(|| async { black_box(pool.run(|| 1 + 1).await) })
+    });
+    g.bench_function("confined_pool_spin", |b| {
+        b.to_async(&rt)
+            .iter(|| async { black_box(spinning.run(|| 1 + 1).await) })
     });
     g.finish();
 }

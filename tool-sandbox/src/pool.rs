@@ -41,7 +41,10 @@ impl Default for PoolConfig {
     }
 }
 
-type Job = Box<dyn FnOnce() + Send + 'static>;
+/// A job as a worker runs it: it calls its argument once the work is done and before it hands
+/// the result back (the hot worker marks itself idle there, so the caller that gets the result
+/// finds it ready for the next job).
+type Job = Box<dyn FnOnce(&dyn Fn()) + Send + 'static>;
 
 /// Worker threads confined to one [`SandboxPolicy`], running synchronous jobs.
 ///
@@ -189,10 +192,11 @@ impl ConfinedPool {
         R: Send + 'static,
     {
         let (tx, rx) = oneshot::channel();
-        let wrapped: Job = Box::new(move || {
+        let wrapped: Job = Box::new(move |done: &dyn Fn()| {
             let result = catch_unwind(AssertUnwindSafe(job));
             // The slot is free once the job is done, not when its result is read.
             drop(permit);
+            done();
             let _ = tx.send(result);
         });
         // The hot worker if it is waiting (one caller claims it), else the shared queue.
@@ -301,10 +305,11 @@ fn hot_worker(
     if !ok {
         return;
     }
+    let ready_again = || idle.store(true, Ordering::Release);
+    ready_again();
     loop {
-        idle.store(true, Ordering::Release);
         match next_job(jobs, spin) {
-            Ok(job) => job(),
+            Ok(job) => job(&ready_again),
             Err(()) => return,
         }
     }
@@ -329,7 +334,7 @@ fn worker(
             Err(_) => return,
         };
         match next {
-            Ok(job) => job(),
+            Ok(job) => job(&|| {}),
             Err(_) => return,
         }
     }

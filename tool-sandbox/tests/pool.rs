@@ -153,3 +153,39 @@ async fn spinning_pool_runs_every_job_confined_even_with_its_hot_worker_stuck() 
     let _ = release.send(());
     stuck.await.expect("joined").expect("ran");
 }
+
+/// With `spin`, one caller's calls in a row all go to the hot worker (it is marked ready for the
+/// next job before the caller gets the result), never to the shared queue, whose workers sleep (a
+/// thread wake-up costs tens of microseconds on a small machine).
+#[tokio::test]
+async fn back_to_back_calls_of_one_caller_all_find_the_hot_worker() {
+    if !kernel_confines_threads("back_to_back_calls_of_one_caller_all_find_the_hot_worker") {
+        return;
+    }
+    let scene = Scene::new();
+    let pool = ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 2,
+            queue: 4,
+            name: "hot".to_owned(),
+            // Long enough that the hot worker never falls asleep between two calls here.
+            spin: Duration::from_millis(200),
+        },
+    )
+    .expect("pool");
+    let mut threads = std::collections::BTreeMap::new();
+    for _ in 0..500 {
+        let name = pool
+            .run(|| std::thread::current().name().map(str::to_owned))
+            .await
+            .expect("ran");
+        *threads.entry(name).or_insert(0) += 1;
+    }
+    assert_eq!(
+        threads,
+        std::collections::BTreeMap::from([(Some("hot-0".to_owned()), 500)]),
+        "calls fell back to the shared queue"
+    );
+}
