@@ -700,3 +700,64 @@ async fn with_async_confinement_run_bash_still_runs_its_program_in_the_helper() 
     let left = wait_until_gone("sleep 320", Duration::from_secs(3));
     assert!(left.is_empty(), "the timed-out tree lives on: {left:?}");
 }
+
+/// Set when the future of `async_sleeper` is dropped.
+static SLEEPER_DROPPED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+struct SetOnDrop;
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        SLEEPER_DROPPED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// An async tool that sleeps far longer than its timeout.
+#[tool(risk = "read_only")]
+async fn async_sleeper() -> String {
+    let _guard = SetOnDrop;
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    "woke".to_owned()
+}
+
+/// An async tool that panics.
+#[tool(risk = "read_only")]
+async fn async_panicker() -> String {
+    panic!("the async handler broke")
+}
+
+#[tokio::test]
+async fn with_async_confinement_a_timed_out_handler_is_dropped_and_a_panic_is_reported() {
+    if !kernel_ready("async confinement timeout") {
+        return;
+    }
+    let s = site();
+    let (exec, audit) = executor(module_tools(), &s.ws, |c| {
+        c.sandbox_async(true).tool_limits(
+            "async_sleeper",
+            tool_core::executor::ToolLimits {
+                timeout: Some(Duration::from_millis(200)),
+                output_cap: None,
+            },
+        )
+    });
+    let r = run(&exec, "async_sleeper", json!({})).await;
+    assert_eq!(r.code, Some(ReasonCode::Timeout), "{r:?}");
+    assert!(r.enforced.starts_with("landlock-v"), "{}", r.enforced);
+    // The handler's future is dropped on the confined runtime, not left sleeping there.
+    let dropped = async {
+        while !SLEEPER_DROPPED.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), dropped)
+        .await
+        .expect("the timed-out handler was dropped on the confined runtime");
+    let r = run(&exec, "async_panicker", json!({})).await;
+    assert_eq!(r.code, Some(ReasonCode::Panicked), "{r:?}");
+    assert!(message(&r).contains("the async handler broke"), "{r:?}");
+    // The runtime survives both and runs the next call.
+    let r = run(&exec, "async_peek", json!({})).await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(audit.events().len(), 3);
+}

@@ -1,5 +1,6 @@
-//! A sync `#[tool]` through the executor's confined workers against the same async `#[tool]`,
-//! interleaved call by call so that load which comes and goes hits both alike; prints the median
+//! A sync `#[tool]` through the executor's confined workers, and an async `#[tool]` on its class's
+//! confined runtime (`ExecutorConfig::sandbox_async`), against the same async `#[tool]` run
+//! unconfined, interleaved call by call so that load which comes and goes hits both alike; prints the median
 //! and the mean of each and their ratios. `cargo bench -p tool-core --bench sync_ratio [-- CALLS]`.
 //!
 //! Criterion (`overhead`) reports means, which a few calls delayed by the machine (a thread that
@@ -73,7 +74,9 @@ fn main() {
         let us = us.parse().expect("SPIN_US: microseconds");
         config = config.sandbox_spin(std::time::Duration::from_micros(us));
     }
-    let exec = Executor::new(registry, config).expect("executor");
+    let exec = Executor::new(Arc::clone(&registry), config.clone()).expect("executor");
+    // The async tools on their class's confined runtime (`ExecutorConfig::sandbox_async`).
+    let exec_confined = Executor::new(registry, config.sandbox_async(true)).expect("executor");
     let session = exec.new_session();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -97,9 +100,19 @@ fn main() {
             check.enforced, "landlock-v7+seccomp",
             "the sync tool must run confined: {check:?}"
         );
-        let (mut a, mut s) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
+        let check = rt.block_on(exec_confined.execute_text(&session, async_call));
+        assert_eq!(check.enforced, "landlock-v7+seccomp", "{check:?}");
+        let (mut a, mut s, mut c) = (
+            Vec::with_capacity(calls),
+            Vec::with_capacity(calls),
+            Vec::with_capacity(calls),
+        );
         rt.block_on(async {
             for _ in 0..calls {
+                let t = Instant::now();
+                let r = exec_confined.execute_text(&session, async_call).await;
+                c.push(t.elapsed().as_secs_f64() * 1e6);
+                assert!(r.is_ok(), "{r:?}");
                 let t = Instant::now();
                 let r = exec.execute_text(&session, async_call).await;
                 a.push(t.elapsed().as_secs_f64() * 1e6);
@@ -110,12 +123,15 @@ fn main() {
                 assert!(r.is_ok(), "{r:?}");
             }
         });
-        let ((a50, amean), (s50, smean)) = (stats(a), stats(s));
+        let ((a50, amean), (s50, smean), (c50, cmean)) = (stats(a), stats(s), stats(c));
         println!(
-            "{name:<10} median: async {a50:.1}, sync confined {s50:.1} ({:.2}x); mean: async \
-             {amean:.1}, sync confined {smean:.1} ({:.2}x)",
+            "{name:<10} median: async {a50:.1}, sync confined {s50:.1} ({:.2}x), async confined \
+             {c50:.1} ({:.2}x); mean: async {amean:.1}, sync confined {smean:.1} ({:.2}x), async \
+             confined {cmean:.1} ({:.2}x)",
             s50 / a50,
-            smean / amean
+            c50 / a50,
+            smean / amean,
+            cmean / amean
         );
     }
 }

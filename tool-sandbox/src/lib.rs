@@ -88,6 +88,6 @@ pub use error::SandboxError;
 pub use policy::{
     default_system_read_paths, CapabilityClass, FsAccess, Mode, Rlimits, SandboxPolicy,
 };
-pub use pool::{ConfinedPool, PoolConfig};
+pub use pool::{recv_spinning, ConfinedPool, IdleSpin, PoolConfig};
 pub use probe::Support;
 pub use tokio_util::sync::CancellationToken;

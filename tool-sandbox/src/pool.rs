@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -225,26 +225,7 @@ impl ConfinedPool {
         let name = self.inner.name.clone();
         let spin = self.inner.spin;
         Ok(async move {
-            let mut rx = rx;
-            if !spin.is_zero() {
-                // A short job is usually done before a wake-up would even be scheduled.
-                let until = Instant::now() + spin;
-                let mut turns = 0u32;
-                loop {
-                    match rx.try_recv() {
-                        Ok(result) => return unwrap_job(result, &name),
-                        Err(oneshot::error::TryRecvError::Closed) => {
-                            return Err(SandboxError::PoolClosed(name))
-                        }
-                        Err(oneshot::error::TryRecvError::Empty) => {}
-                    }
-                    if Instant::now() >= until {
-                        break;
-                    }
-                    relax(&mut turns);
-                }
-            }
-            match rx.await {
+            match recv_spinning(rx, spin).await {
                 Ok(Ok(value)) => Ok(value),
                 Ok(Err(panic)) => Err(SandboxError::JobPanicked(panic_message(&*panic))),
                 Err(_) => Err(SandboxError::PoolClosed(name)),
@@ -253,9 +234,29 @@ impl ConfinedPool {
     }
 }
 
-/// The result of a job as the caller gets it.
-fn unwrap_job<R>(result: std::thread::Result<R>, _name: &str) -> Result<R, SandboxError> {
-    result.map_err(|panic| SandboxError::JobPanicked(panic_message(&*panic)))
+/// Receives from `rx`, polling it for up to `spin` before it waits (`Duration::ZERO`: waits at
+/// once). A short job on another thread is usually done before a wake-up of this one would even
+/// be scheduled; the poll yields the thread now and then, so a loaded machine runs the job.
+pub async fn recv_spinning<T>(
+    mut rx: oneshot::Receiver<T>,
+    spin: Duration,
+) -> Result<T, oneshot::error::RecvError> {
+    if !spin.is_zero() {
+        let until = Instant::now() + spin;
+        let mut turns = 0u32;
+        loop {
+            match rx.try_recv() {
+                Ok(value) => return Ok(value),
+                Err(oneshot::error::TryRecvError::Closed) => break,
+                Err(oneshot::error::TryRecvError::Empty) => {}
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            relax(&mut turns);
+        }
+    }
+    rx.await
 }
 
 /// One turn of a busy wait: a spin hint, and now and then a yield so a loaded machine runs
@@ -269,9 +270,48 @@ fn relax(turns: &mut u32) {
     }
 }
 
-/// The next job: polled for up to `spin`, then waited for.
+/// The right of an idle thread to spin while it waits for work, process-wide: at most one thread
+/// per core but one spins idle at once (at least one), whatever the pools and runtimes, so that
+/// idle spinners never crowd out the threads doing the work on a small machine. Those that get
+/// none sleep at once.
+#[derive(Debug)]
+pub struct IdleSpin(());
+
+static IDLE_SPINNERS: AtomicUsize = AtomicUsize::new(0);
+
+impl IdleSpin {
+    /// A right to spin if one is free now.
+    pub fn try_start() -> Option<IdleSpin> {
+        static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let cap = *CAP.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get().saturating_sub(1))
+                .max(1)
+        });
+        IDLE_SPINNERS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < cap).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| IdleSpin(()))
+    }
+}
+
+impl Drop for IdleSpin {
+    fn drop(&mut self) {
+        IDLE_SPINNERS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The next job: polled for up to `spin` (if this thread may spin, see [`IdleSpin`]), then
+/// waited for.
 fn next_job(rx: &Receiver<Job>, spin: Duration) -> Result<Job, ()> {
-    if !spin.is_zero() {
+    let spinning = if spin.is_zero() {
+        None
+    } else {
+        IdleSpin::try_start()
+    };
+    if let Some(_spinning) = spinning {
         let until = Instant::now() + spin;
         let mut turns = 0u32;
         loop {
@@ -301,12 +341,15 @@ fn hot_worker(
 ) {
     let confined = confine_current_thread(policy, mode);
     let ok = confined.is_ok();
+    let ready_again = || idle.store(true, Ordering::Release);
+    // Ready before the pool is: its first caller finds this worker waiting.
+    if ok {
+        ready_again();
+    }
     let _ = ready.send(confined);
     if !ok {
         return;
     }
-    let ready_again = || idle.store(true, Ordering::Release);
-    ready_again();
     loop {
         match next_job(jobs, spin) {
             Ok(job) => job(&ready_again),

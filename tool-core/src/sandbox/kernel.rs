@@ -3,9 +3,9 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
-    confine_current_thread, default_system_read_paths, ConfinedPool, FsAccess, Launcher,
-    Mode as KernelMode, Outcome, PoolConfig, SandboxError, SandboxPolicy, SandboxedCommand,
-    Support,
+    confine_current_thread, default_system_read_paths, recv_spinning, ConfinedPool, FsAccess,
+    IdleSpin, Launcher, Mode as KernelMode, Outcome, PoolConfig, SandboxError, SandboxPolicy,
+    SandboxedCommand, Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -29,6 +29,23 @@ mod other {
 
     pub(crate) fn dispatch() -> Option<i32> {
         None
+    }
+
+    /// Nothing spins where nothing is confined.
+    pub(crate) struct IdleSpin;
+
+    impl IdleSpin {
+        pub(crate) fn try_start() -> Option<IdleSpin> {
+            None
+        }
+    }
+
+    /// Nothing spins where nothing is confined: the result is awaited.
+    pub(crate) async fn recv_spinning<T>(
+        rx: tokio::sync::oneshot::Receiver<T>,
+        _spin: Duration,
+    ) -> Result<T, tokio::sync::oneshot::error::RecvError> {
+        rx.await
     }
 
     pub(crate) fn confine_current_thread(

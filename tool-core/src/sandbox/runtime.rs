@@ -7,29 +7,43 @@
 //! the caller's (unconfined) runtime: the helper needs to create namespaces, which a confined
 //! thread may not.
 
-use tokio::runtime::Handle;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::kernel::{confine_current_thread, KernelMode, SandboxPolicy};
+use super::kernel::{confine_current_thread, IdleSpin, KernelMode, SandboxPolicy};
 use super::label::intern;
 
-/// The runtime of one class: its handle, and the sender whose drop stops its thread.
+/// A future handed to the confined runtime: it runs the handler and sends the result back.
+pub(crate) type Task = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// The runtime of one class: where its tasks are sent (dropping the sender stops its thread),
+/// and how long callers and the runtime poll before they sleep.
 #[derive(Debug)]
 pub(crate) struct ConfinedRuntime {
-    handle: Handle,
+    tasks: mpsc::UnboundedSender<Task>,
     pub(crate) label: &'static str,
-    _stop: tokio::sync::oneshot::Sender<()>,
+    pub(crate) spin: Duration,
 }
 
 impl ConfinedRuntime {
     /// Starts the thread, confines it to `policy`, builds the runtime on it.
+    ///
+    /// With `spin`, the runtime's thread goes on polling for new tasks (and its own I/O and
+    /// timers) for that long after the last one came, before it sleeps; callers poll for their
+    /// result as long ([`tool_sandbox::recv_spinning`]). A short handler then costs no thread
+    /// wake-up on either side, at the price of that much busy CPU per call.
     pub(crate) fn start(
         policy: SandboxPolicy,
         mode: KernelMode,
         name: &str,
+        spin: Duration,
     ) -> Result<ConfinedRuntime, String> {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (tasks, mut incoming) = mpsc::unbounded_channel::<Task>();
         std::thread::Builder::new()
             .name(format!("tool-{name}-async"))
             .spawn(move || {
@@ -50,25 +64,59 @@ impl ConfinedRuntime {
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok((rt.handle().clone(), enforcement.label())));
-                rt.block_on(async {
-                    let _ = stopped.await;
+                let _ = ready_tx.send(Ok(enforcement.label()));
+                rt.block_on(async move {
+                    let mut last = Instant::now();
+                    // Held while this thread spins idle (see `IdleSpin`).
+                    let mut spinning = None;
+                    loop {
+                        match incoming.try_recv() {
+                            Ok(task) => {
+                                spinning = None;
+                                tokio::spawn(task);
+                                last = Instant::now();
+                                continue;
+                            }
+                            Err(mpsc::error::TryRecvError::Disconnected) => return,
+                            Err(mpsc::error::TryRecvError::Empty) => {}
+                        }
+                        if last.elapsed() < spin {
+                            if spinning.is_none() {
+                                spinning = IdleSpin::try_start();
+                            }
+                            if spinning.is_some() {
+                                // Lets the tasks run and polls the I/O driver, then looks again.
+                                tokio::task::yield_now().await;
+                                continue;
+                            }
+                        }
+                        spinning = None;
+                        match incoming.recv().await {
+                            Some(task) => {
+                                tokio::spawn(task);
+                                last = Instant::now();
+                            }
+                            // The executor is gone: the tasks still running are dropped with
+                            // the runtime.
+                            None => return,
+                        }
+                    }
                 });
             })
             .map_err(|e| format!("cannot start the confined runtime: {e}"))?;
-        let (handle, label) = ready_rx
+        let label = ready_rx
             .recv()
             .map_err(|_| "the confined runtime's thread died".to_owned())??;
         Ok(ConfinedRuntime {
-            handle,
+            tasks,
             label: intern(&label),
-            _stop: stop,
+            spin,
         })
     }
 
-    /// The runtime's handle.
-    pub(crate) fn handle(&self) -> &Handle {
-        &self.handle
+    /// Hands `task` to the runtime's thread; `false` if it is gone.
+    pub(crate) fn submit(&self, task: Task) -> bool {
+        self.tasks.send(task).is_ok()
     }
 }
 

@@ -319,7 +319,7 @@ fn build_class(
                 .clone()
                 .with_system_read_paths(pool_read_paths())
                 .map_err(|e| e.to_string())
-                .and_then(|p| ConfinedRuntime::start(p, mode.kernel(), name));
+                .and_then(|p| ConfinedRuntime::start(p, mode.kernel(), name, config.spin));
             match started {
                 Ok(rt) => Some(rt),
                 Err(e) => {

@@ -1,11 +1,14 @@
 //! Running a sync handler: on a confined worker of its class, under its tool's slots.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+
+use futures::FutureExt;
 
 use super::call::{SyncRunner, NONE};
 use super::kernel::SandboxError;
-use super::runtime::{AbortOnDrop, ConfinedRuntime};
+use super::runtime::ConfinedRuntime;
 use crate::outcome::ToolOutcome;
 
 /// A sync handler, boxed (one instantiation of the machinery for every sync tool).
@@ -68,16 +71,31 @@ fn unconfined(job: Job) -> BoxFuture {
 }
 
 /// Runs an async handler's future on a class's confined runtime; dropping the returned future
-/// aborts it there. A panic is re-raised in the awaiting task, so the executor reports it as
-/// `panicked`.
+/// drops the handler's there (timeout, cancellation). A panic is re-raised in the awaiting task,
+/// so the executor reports it as `panicked`.
 pub(crate) fn run_on(rt: &ConfinedRuntime, fut: BoxFuture) -> BoxFuture {
-    let task = rt.handle().spawn(fut);
-    let guard = AbortOnDrop(task.abort_handle());
+    let (result_tx, result_rx) = tokio::sync::oneshot::channel();
+    // Dropped with the caller's future: the task then drops the handler's future.
+    let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
+    let task = Box::pin(async move {
+        tokio::select! {
+            biased;
+            _ = gone_rx => {}
+            result = AssertUnwindSafe(fut).catch_unwind() => {
+                let _ = result_tx.send(result);
+            }
+        }
+    });
+    let submitted = rt.submit(task);
+    let spin = rt.spin;
     Box::pin(async move {
-        let _guard = guard;
-        match task.await {
-            Ok(outcome) => outcome,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        let _gone = gone_tx;
+        if !submitted {
+            return ToolOutcome::error("the confined runtime is gone");
+        }
+        match super::kernel::recv_spinning(result_rx, spin).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => ToolOutcome::error("the confined task was cancelled"),
         }
     })
