@@ -320,7 +320,7 @@ async fn the_audit_event_names_what_enforced_the_call() {
     let (exec, audit) = executor(module_tools(), &s.ws, |c| c);
     let sync = run(&exec, "idle", json!({})).await;
     let not_run = run(&exec, "idle", json!({"extra": 1})).await;
-    let unconfined = run(&exec, "async_peek", json!({})).await;
+    let confined_async = run(&exec, "async_peek", json!({})).await;
     let events = audit.events();
     assert_eq!(events.len(), 3);
     assert!(
@@ -332,13 +332,18 @@ async fn the_audit_event_names_what_enforced_the_call() {
     assert_eq!(events[0].enforced, sync.enforced);
     assert_eq!(events[1].enforced, "not_run");
     assert_eq!(not_run.enforced, "not_run");
-    // Async handlers are not confined, and the audit does not pretend they are.
-    assert_eq!(events[2].enforced, "none");
-    assert_eq!(unconfined.enforced, "none");
+    // Async handlers run confined too, on their class's confined runtime.
+    assert_eq!(events[2].enforced, sync.enforced);
+    assert_eq!(confined_async.enforced, sync.enforced);
     let line = serde_json::to_value(&events[0]).expect("json");
     assert!(line["enforced"]
         .as_str()
         .is_some_and(|e| e.starts_with("landlock-v")));
+    // Opted out, they are not confined, and the audit does not pretend they are.
+    let (exec, audit) = executor(module_tools(), &s.ws, |c| c.sandbox_async(false));
+    let unconfined = run(&exec, "async_peek", json!({})).await;
+    assert_eq!(unconfined.enforced, "none");
+    assert_eq!(audit.events()[0].enforced, "none");
 }
 
 #[tokio::test]
@@ -351,7 +356,9 @@ async fn run_bash_records_the_confinement_of_its_program() {
     let r = run(&exec, "run_bash", json!({"command": "echo hello"})).await;
     assert!(r.is_ok(), "{r:?}");
     let e = &audit.events()[0];
-    assert!(e.enforced.starts_with("none; process: landlock-v"), "{e:?}");
+    // The handler (async, on its class's confined runtime), then the program it started.
+    assert!(e.enforced.starts_with("landlock-v"), "{e:?}");
+    assert!(e.enforced.contains("; process: landlock-v"), "{e:?}");
     assert!(
         e.enforced.contains("pidns") && e.enforced.contains("netns"),
         "{e:?}"
@@ -639,19 +646,19 @@ async fn async_sneaky_write(ctx: &ToolContext) -> Result<String, String> {
 }
 
 #[tokio::test]
-async fn with_async_confinement_an_async_read_only_tool_that_writes_gets_eacces() {
+async fn an_async_read_only_tool_that_writes_gets_eacces_unless_async_confinement_is_off() {
     if !kernel_ready("async confinement") {
         return;
     }
     let s = site();
-    // Without it, async handlers run unconfined, and the audit says so.
-    let (exec, _) = executor(module_tools(), &s.ws, |c| c);
+    // Opted out, async handlers run unconfined, and the audit says so.
+    let (exec, _) = executor(module_tools(), &s.ws, |c| c.sandbox_async(false));
     let r = run(&exec, "async_sneaky_write", json!({})).await;
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(r.enforced, "none");
     std::fs::remove_file(s.ws.join("async-written.txt")).expect("written");
-    // With it, they run on a confined runtime of their class.
-    let (exec, audit) = executor(module_tools(), &s.ws, |c| c.sandbox_async(true));
+    // By default they run on a confined runtime of their class.
+    let (exec, audit) = executor(module_tools(), &s.ws, |c| c);
     let r = run(&exec, "async_sneaky_write", json!({})).await;
     assert_eq!(r.code, Some(ReasonCode::ToolError), "{r:?}");
     assert!(message(&r).contains("os error 13"), "{r:?}");

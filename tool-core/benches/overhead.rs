@@ -9,13 +9,13 @@
 //!   `Parameters<T>` but does not validate against the schema;
 //! - `pipeline`: the executor on the same text (parse → lookup → validate → path guard →
 //!   dispatch → outcome, no approver needed for read-only tools, no-op audit), calling an async
-//!   `#[tool]` function;
+//!   `#[tool]` function unconfined (`sandbox_async(false)`);
 //! - `pipeline_sync`: the same with a sync `#[tool]` function, run on a worker of the executor's
 //!   confined pool for its class (Landlock + seccomp; see `tool_core::sandbox`);
 //! - `pipeline_sync_spawn_blocking`: the same sync function with the sandbox off
 //!   (`Mode::Off`), so on tokio's blocking pool (`spawn_blocking`), as before confinement;
-//! - `pipeline_async_confined`: the async function on its class's confined runtime
-//!   (`ExecutorConfig::sandbox_async`);
+//! - `pipeline_async_confined`: the async function on its class's confined runtime (the
+//!   default, `ExecutorConfig::sandbox_async`);
 //! - `pipeline_dyn`: the same with a dynamic tool (`ToolDef::builder`, a closure over the
 //!   validated JSON arguments, no typed deserialize).
 //!
@@ -243,16 +243,18 @@ fn bench(c: &mut Criterion) {
             .build()
             .expect("registry"),
     );
+    // `pipeline` is the async tool unconfined (the reference the others are compared with);
+    // `pipeline_async_confined` the default, on its class's confined runtime.
     let exec = Executor::new(
         Arc::clone(&registry),
-        ExecutorConfig::new(ws.path()).error_budget(0),
+        ExecutorConfig::new(ws.path())
+            .error_budget(0)
+            .sandbox_async(false),
     )
     .expect("executor");
     let exec_async = Executor::new(
         Arc::clone(&registry),
-        ExecutorConfig::new(ws.path())
-            .error_budget(0)
-            .sandbox_async(true),
+        ExecutorConfig::new(ws.path()).error_budget(0),
     )
     .expect("executor");
     let exec_off = Executor::new(

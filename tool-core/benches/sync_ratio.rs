@@ -1,6 +1,6 @@
 //! A sync `#[tool]` through the executor's confined workers, and an async `#[tool]` on its class's
-//! confined runtime (`ExecutorConfig::sandbox_async`), against the same async `#[tool]` run
-//! unconfined, interleaved call by call so that load which comes and goes hits both alike; prints the median
+//! confined runtime (the default, `ExecutorConfig::sandbox_async`), against the same async
+//! `#[tool]` run unconfined, interleaved call by call so that load which comes and goes hits both alike; prints the median
 //! and the mean of each and their ratios. `cargo bench -p tool-core --bench sync_ratio [-- CALLS]`.
 //!
 //! Criterion (`overhead`) reports means, which a few calls delayed by the machine (a thread that
@@ -74,9 +74,11 @@ fn main() {
         let us = us.parse().expect("SPIN_US: microseconds");
         config = config.sandbox_spin(std::time::Duration::from_micros(us));
     }
-    let exec = Executor::new(Arc::clone(&registry), config.clone()).expect("executor");
-    // The async tools on their class's confined runtime (`ExecutorConfig::sandbox_async`).
-    let exec_confined = Executor::new(registry, config.sandbox_async(true)).expect("executor");
+    // The baseline: async tools unconfined, on the caller's runtime.
+    let exec = Executor::new(Arc::clone(&registry), config.clone().sandbox_async(false))
+        .expect("executor");
+    // The default: async tools on their class's confined runtime (`ExecutorConfig::sandbox_async`).
+    let exec_confined = Executor::new(registry, config).expect("executor");
     let session = exec.new_session();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -104,6 +106,11 @@ fn main() {
         );
         let check = rt.block_on(exec_confined.execute_text(&session, async_call));
         assert_eq!(check.enforced, "landlock-v7+seccomp", "{check:?}");
+        let check = rt.block_on(exec.execute_text(&session, async_call));
+        assert_eq!(
+            check.enforced, "none",
+            "the baseline runs unconfined: {check:?}"
+        );
         // Two passes, each against the unconfined async call: the sync tool, then the async tool
         // on the confined runtime (mixing the two would have both kinds of idle thread compete
         // for the one core that may spin on a 2-core machine).

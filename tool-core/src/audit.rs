@@ -68,10 +68,11 @@ pub struct AuditEvent {
     /// Whether the static script scan was on for the call (`on`, `off`).
     pub scan: ScanMode,
     /// What enforced the call (see [`crate::sandbox`]): the kernel confinement of its handler,
-    /// e.g. `landlock-v7+seccomp` (a sync handler on a confined worker) or `none` (an async or
-    /// dynamic handler, `Mode::Off`, a kernel without support); with `; process: <label>` when
-    /// the handler started a confined program (e.g. `none; process:
-    /// landlock-v7+seccomp+pidns+netns`); `not_run` when the handler never started.
+    /// e.g. `landlock-v7+seccomp` (a handler on a confined worker or runtime) or `none` (a
+    /// dynamic handler, an async one with `sandbox_async(false)`, `Mode::Off`, a kernel without
+    /// support); with `; process: <label>` when the handler started a confined program (e.g.
+    /// `landlock-v7+seccomp; process: landlock-v7+seccomp+pidns+netns`); `not_run` when the
+    /// handler never started.
     #[serde(default = "unknown_enforcement")]
     pub enforced: String,
     /// The safety scan's audit fields, for calls the script gate judged.

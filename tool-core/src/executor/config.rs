@@ -316,11 +316,17 @@ impl ExecutorConfig {
         self
     }
 
-    /// Run async `#[tool]` handlers confined too (default `false`): on a current-thread tokio
-    /// runtime per capability class whose thread is confined like the sync workers (their
-    /// `spawn_blocking` threads inherit it). It costs a thread hand-off per call, so it is
-    /// opt-in; without it async handlers run unconfined and the audit records `none`. Dynamic
-    /// tools' handlers always run on the caller's runtime.
+    /// Run async `#[tool]` handlers confined (default `true`): on a current-thread tokio runtime
+    /// per capability class whose thread is confined like the sync workers (their
+    /// `spawn_blocking` threads inherit it). A call costs a hand-off to that thread and back,
+    /// without a thread wake-up on short handlers (see [`sandbox_spin`](Self::sandbox_spin)).
+    ///
+    /// All async handlers of one class share that thread: they run concurrently while they
+    /// await, but CPU-bound stretches of them run one at a time, and
+    /// `tokio::task::block_in_place` (multi-thread runtimes only) panics there; such a handler
+    /// is better written sync. `false` runs async handlers on the caller's runtime, unconfined,
+    /// and their audit events say `none`. Dynamic tools' handlers always run on the caller's
+    /// runtime.
     pub fn sandbox_async(mut self, yes: bool) -> Self {
         self.sandbox.confine_async = yes;
         self

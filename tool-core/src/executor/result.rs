@@ -48,10 +48,10 @@ pub struct CallResult {
     pub approval: ApprovalStatus,
     /// Time from receipt to result.
     pub duration: Duration,
-    /// What enforced the call (see [`crate::sandbox`]): e.g. `landlock-v7+seccomp` for a sync
-    /// handler on a confined worker, `none` for an unconfined handler, `none; process:
-    /// landlock-v7+seccomp+pidns+netns` when it started a confined program, `not_run` when the
-    /// handler never started.
+    /// What enforced the call (see [`crate::sandbox`]): e.g. `landlock-v7+seccomp` for a handler
+    /// on a confined worker or runtime, `none` for an unconfined handler, `landlock-v7+seccomp;
+    /// process: landlock-v7+seccomp+pidns+netns` when it started a confined program, `not_run`
+    /// when the handler never started.
     pub enforced: &'static str,
 }
 

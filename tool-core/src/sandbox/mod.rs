@@ -11,19 +11,23 @@
 //! | what runs | how it is confined | `enforced` in the audit event |
 //! | --- | --- | --- |
 //! | a sync `#[tool]` handler | on a worker of its class's pool (Landlock + seccomp, once per worker, irreversibly) | e.g. `landlock-v7+seccomp` |
-//! | an async `#[tool]` handler, by default; a dynamic tool's handler, always | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
-//! | an async `#[tool]` handler with [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async) | on its class's confined current-thread runtime (the thread confined like the workers; its `spawn_blocking` threads inherit it) | e.g. `landlock-v7+seccomp` |
-//! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC (and without network, network) namespaces, Landlock + seccomp, rlimits, a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | e.g. `none; process: landlock-v7+seccomp+pidns+netns` |
+//! | an async `#[tool]` handler | on its class's confined current-thread runtime (the thread confined like the workers; its `spawn_blocking` threads inherit it) | e.g. `landlock-v7+seccomp` |
+//! | an async `#[tool]` handler with [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async)`(false)`; a dynamic tool's handler, always | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
+//! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC (and without network, network) namespaces, Landlock + seccomp, rlimits, a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | after the handler's, e.g. `landlock-v7+seccomp; process: landlock-v7+seccomp+pidns+netns` |
 //! | nothing (the call was refused before its handler) | | `not_run` |
 //!
-//! Async handlers are not confined by default: a confined thread cannot run the caller's
-//! runtime (Landlock and seccomp hold a thread irreversibly), so confining them means handing the
-//! future to a confined runtime of its class, a thread hand-off per call like the sync workers'.
-//! That is opt-in ([`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async));
-//! without it the audit says `none` for them instead of pretending. Programs an async handler
-//! starts on a confined runtime are still launched from the caller's runtime (the helper needs
-//! namespaces a confined thread may not create). Dynamic tools' handlers (closures, the MCP
-//! proxy) always run on the caller's runtime: they may hold resources of it.
+//! A confined thread cannot run the caller's runtime (Landlock and seccomp hold a thread
+//! irreversibly), so an async handler's future is handed to a confined runtime of its class and
+//! its result handed back, a hand-off per call like the sync workers'; both sides poll for a
+//! short while before they sleep ([`ExecutorConfig::sandbox_spin`](crate::ExecutorConfig::sandbox_spin)),
+//! so a short handler costs no thread wake-up. The async handlers of one class share that
+//! runtime's one thread: CPU-bound stretches of them run one at a time, and
+//! `tokio::task::block_in_place` is not available there (write such a handler sync).
+//! [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async)`(false)` runs async
+//! handlers on the caller's runtime instead, and the audit then says `none` for them instead of
+//! pretending. Programs an async handler starts are launched from the caller's runtime (the
+//! helper needs namespaces a confined thread may not create). Dynamic tools' handlers (closures,
+//! the MCP proxy) always run on the caller's runtime: they may hold resources of it.
 //!
 //! # Modes
 //!

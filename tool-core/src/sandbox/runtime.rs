@@ -1,5 +1,5 @@
 //! A confined current-thread tokio runtime per capability class, for async `#[tool]` handlers
-//! (opt-in: `ExecutorConfig::sandbox_async`).
+//! (the default; `ExecutorConfig::sandbox_async(false)` runs them unconfined instead).
 //!
 //! The runtime's thread confines itself (Landlock + seccomp, irreversibly) before it builds the
 //! runtime, so every future spawned onto it, and every thread it starts (`spawn_blocking`,

@@ -58,7 +58,7 @@ pub const DEFAULT_WORKERS: usize = 4;
 /// once (running or queued). Calls over it wait, within their timeout.
 pub const DEFAULT_TOOL_SLOTS: usize = 2;
 
-/// Default busy wait of a confined worker for its next job, and of a caller for a sync
+/// Default busy wait of a confined worker or runtime for its next job, and of a caller for a
 /// handler's result, before either sleeps: a short handler then costs no thread wake-up.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 
@@ -80,7 +80,7 @@ impl Default for SandboxConfig {
             helper: None,
             workers: DEFAULT_WORKERS,
             tool_slots: DEFAULT_TOOL_SLOTS,
-            confine_async: false,
+            confine_async: true,
             spin: DEFAULT_SPIN,
         }
     }
