@@ -8,6 +8,21 @@ use std::time::Duration;
 use common::{errno, kernel_confines_threads, Scene};
 use tool_sandbox::{ConfinedPool, FsAccess, Mode, PoolConfig, SandboxError};
 
+/// A read-only pool of two workers whose hot worker spins for `spin`.
+fn spinning_pool(scene: &Scene, name: &str, queue: usize, spin: Duration) -> ConfinedPool {
+    ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 2,
+            queue,
+            name: name.to_owned(),
+            spin,
+        },
+    )
+    .expect("pool")
+}
+
 fn pool(scene: &Scene, access: FsAccess, workers: usize, queue: usize) -> ConfinedPool {
     ConfinedPool::new(
         &scene.policy(access, false),
@@ -110,17 +125,7 @@ async fn spinning_pool_runs_every_job_confined_even_with_its_hot_worker_stuck() 
         return;
     }
     let scene = Scene::new();
-    let pool = ConfinedPool::new(
-        &scene.policy(FsAccess::ReadOnly, false),
-        Mode::Required,
-        PoolConfig {
-            workers: 2,
-            queue: 8,
-            name: "spin".into(),
-            spin: Duration::from_micros(50),
-        },
-    )
-    .expect("pool");
+    let pool = spinning_pool(&scene, "spin", 8, Duration::from_micros(50));
     // Back-to-back short jobs, as the executor sends them: each runs confined.
     let outside = scene.canary();
     for _ in 0..50 {
@@ -163,18 +168,8 @@ async fn back_to_back_calls_of_one_caller_all_find_the_hot_worker() {
         return;
     }
     let scene = Scene::new();
-    let pool = ConfinedPool::new(
-        &scene.policy(FsAccess::ReadOnly, false),
-        Mode::Required,
-        PoolConfig {
-            workers: 2,
-            queue: 4,
-            name: "hot".to_owned(),
-            // Long enough that the hot worker never falls asleep between two calls here.
-            spin: Duration::from_millis(200),
-        },
-    )
-    .expect("pool");
+    // Long enough that the hot worker never falls asleep between two calls here.
+    let pool = spinning_pool(&scene, "hot", 4, Duration::from_millis(200));
     let mut threads = std::collections::BTreeMap::new();
     for _ in 0..500 {
         let name = pool
