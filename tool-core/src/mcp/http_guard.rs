@@ -120,6 +120,16 @@ pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
             data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
         });
     }
+    if message.get("method").and_then(Value::as_str) == Some("initialize") {
+        if let Some(problem) = initialize_problem(message.get("params")) {
+            return Some(Refusal {
+                id,
+                code: INVALID_PARAMS,
+                message: format!("Invalid params: initialize: {problem}"),
+                data: None,
+            });
+        }
+    }
     if message.get("method").and_then(Value::as_str) == Some("tools/call") {
         let arguments = message.get("params").and_then(|p| p.get("arguments"));
         if let Some(a) = arguments.filter(|a| !a.is_object() && !a.is_null()) {
@@ -135,6 +145,52 @@ pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
                 message: format!("tools/call `arguments` must be an object, got {kind}"),
                 data: Some(json!({"reason_code": ReasonCode::InvalidArguments})),
             });
+        }
+    }
+    None
+}
+
+/// What an `initialize` request lacks of what every revision with that handshake requires
+/// (`protocolVersion`, `capabilities`, `clientInfo` with `name` and `version`), named field by
+/// field; `None` when it has them. The server would refuse it too, but with an error about
+/// another revision's request metadata.
+fn initialize_problem(params: Option<&Value>) -> Option<String> {
+    let Some(params) = params.and_then(Value::as_object) else {
+        return Some("`params` must be an object".to_owned());
+    };
+    let kind = |v: Option<&Value>| match v {
+        None => "missing",
+        Some(Value::Null) => "null",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::String(_)) => "a string",
+        Some(Value::Array(_)) => "an array",
+        Some(Value::Object(_)) => "an object",
+    };
+    if !params.get("protocolVersion").is_some_and(Value::is_string) {
+        return Some(format!(
+            "`protocolVersion` must be a string, it is {}",
+            kind(params.get("protocolVersion"))
+        ));
+    }
+    if !params.get("capabilities").is_some_and(Value::is_object) {
+        return Some(format!(
+            "`capabilities` must be an object, it is {}",
+            kind(params.get("capabilities"))
+        ));
+    }
+    let Some(info) = params.get("clientInfo").and_then(Value::as_object) else {
+        return Some(format!(
+            "`clientInfo` must be an object with `name` and `version`, it is {}",
+            kind(params.get("clientInfo"))
+        ));
+    };
+    for field in ["name", "version"] {
+        if !info.get(field).is_some_and(Value::is_string) {
+            return Some(format!(
+                "`clientInfo.{field}` must be a string, it is {}",
+                kind(info.get(field))
+            ));
         }
     }
     None
@@ -244,6 +300,51 @@ mod tests {
             json!("malformed_call")
         );
         assert!(inspect(br#"{"id":1,"id":2,"method":"ping"}"#).is_some());
+    }
+
+    #[test]
+    fn an_initialize_without_what_it_requires_is_refused_by_name() {
+        let refused = |params: &str| {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#);
+            inspect(body.as_bytes()).map(|r| {
+                assert_eq!(r.code, INVALID_PARAMS);
+                assert_eq!(r.id, json!(1));
+                r.message
+            })
+        };
+        let ok = r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#;
+        assert_eq!(refused(ok), None);
+        for (params, names) in [
+            (
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c"}}"#,
+                "`clientInfo.version` must be a string, it is missing",
+            ),
+            (
+                r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":1,"version":"1"}}"#,
+                "`clientInfo.name` must be a string, it is a number",
+            ),
+            (
+                r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#,
+                "`clientInfo` must be an object",
+            ),
+            (
+                r#"{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"}}"#,
+                "`capabilities` must be an object, it is missing",
+            ),
+            (
+                r#"{"protocolVersion":7,"capabilities":{},"clientInfo":{"name":"c","version":"1"}}"#,
+                "`protocolVersion` must be a string, it is a number",
+            ),
+            ("[]", "`params` must be an object"),
+        ] {
+            let message = refused(params).expect(params);
+            assert!(message.contains(names), "{params}: {message}");
+            assert!(
+                message.starts_with("Invalid params: initialize: "),
+                "{message}"
+            );
+        }
     }
 
     #[test]
