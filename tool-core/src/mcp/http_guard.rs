@@ -100,6 +100,13 @@ impl IntoResponse for Refusal {
 
 /// The refusal for a body, or `None` to pass it on.
 pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
+    inspect_with(bytes, false)
+}
+
+/// [`inspect`], and with `initialize` also the `initialize` request's required fields (over stdio,
+/// where it opens every session; over HTTP a 2026-07-28 server answers it as a removed method,
+/// whatever its params).
+pub(super) fn inspect_with(bytes: &[u8], initialize: bool) -> Option<Refusal> {
     let message: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
@@ -120,7 +127,7 @@ pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
             data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
         });
     }
-    if message.get("method").and_then(Value::as_str) == Some("initialize") {
+    if initialize && message.get("method").and_then(Value::as_str) == Some("initialize") {
         if let Some(problem) = initialize_problem(message.get("params")) {
             return Some(Refusal {
                 id,
@@ -307,7 +314,12 @@ mod tests {
         let refused = |params: &str| {
             let body =
                 format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{params}}}"#);
-            inspect(body.as_bytes()).map(|r| {
+            assert_eq!(
+                inspect(body.as_bytes()),
+                None,
+                "over HTTP the server answers"
+            );
+            inspect_with(body.as_bytes(), true).map(|r| {
                 assert_eq!(r.code, INVALID_PARAMS);
                 assert_eq!(r.id, json!(1));
                 r.message

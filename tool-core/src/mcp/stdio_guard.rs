@@ -6,7 +6,7 @@
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-use super::http_guard::inspect;
+use super::http_guard::inspect_with;
 
 /// Size of the in-memory pipes between the guard and the server.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -37,7 +37,11 @@ where
                 Ok(_) => {}
             }
             let body = line.trim_ascii();
-            let refusal = if body.is_empty() { None } else { inspect(body) };
+            let refusal = if body.is_empty() {
+                None
+            } else {
+                inspect_with(body, true)
+            };
             match refusal {
                 Some(r) if r.is_for_notification() => {}
                 Some(r) => {
