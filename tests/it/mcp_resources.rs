@@ -31,6 +31,8 @@ use tool_core::mcp::{ExecutorBackend, McpServer, ServeError};
 use tool_core::registry::ToolDef;
 use tool_core::{Executor, ExecutorConfig, Registry, Risk};
 
+use crate::mcp_wire::{serve_only, Server};
+
 /// Files the workspace tests read: the workspace `ws` and a sibling directory `outside`.
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -471,30 +473,6 @@ async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
         .expect("the channel is open")
 }
 
-/// A stateless HTTP server for the tests below.
-struct Http {
-    addr: std::net::SocketAddr,
-    stop: CancellationToken,
-}
-
-impl Drop for Http {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-async fn http(server: McpServer<ExecutorBackend>) -> Http {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let addr = listener.local_addr().expect("address");
-    let stop = CancellationToken::new();
-    tokio::spawn(tool_core::mcp::serve_http_server_on(
-        listener,
-        server,
-        stop.clone(),
-    ));
-    Http { addr, stop }
-}
-
 fn meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -505,7 +483,7 @@ fn meta() -> Value {
 
 /// POST one 2026-07-28 request with these extra headers; the HTTP status and the JSON-RPC reply.
 async fn post(
-    server: &Http,
+    server: &Server,
     method: &str,
     mut params: Map<String, Value>,
     headers: &[(&str, &str)],
@@ -552,7 +530,7 @@ fn params(v: Value) -> Map<String, Value> {
 #[tokio::test(flavor = "multi_thread")]
 async fn stateless_lists_carry_caching_hints_and_unknown_uris_are_invalid_params() {
     let f = fixture();
-    let server = http(server(&f, resources(&f))).await;
+    let server = serve_only(server(&f, resources(&f))).await;
     for method in ["resources/list", "resources/templates/list", "prompts/list"] {
         let (status, reply) = post(&server, method, Map::new(), &[]).await;
         assert_eq!(status, 200, "{method}: {reply}");
@@ -597,7 +575,7 @@ async fn stateless_lists_carry_caching_hints_and_unknown_uris_are_invalid_params
 #[tokio::test(flavor = "multi_thread")]
 async fn an_x_mcp_header_parameter_must_match_its_header_or_the_tool_does_not_run() {
     let f = fixture();
-    let server = http(server(&f, resources(&f))).await;
+    let server = serve_only(server(&f, resources(&f))).await;
     let call = |region: Value, headers: Vec<(&'static str, String)>| {
         let server = &server;
         async move {

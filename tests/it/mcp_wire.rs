@@ -12,7 +12,7 @@ use tool_core::mcp::{McpBackend, McpServer};
 pub struct Server {
     pub addr: std::net::SocketAddr,
     stop: CancellationToken,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Server {
@@ -23,6 +23,18 @@ impl Drop for Server {
 
 /// Serves `server` (whose workspace is `dir`) over streamable HTTP until the handle drops.
 pub async fn serve<B: McpBackend>(server: McpServer<B>, dir: tempfile::TempDir) -> Server {
+    serve_keeping(server, Some(dir)).await
+}
+
+/// [`serve`] for a server whose workspace the test keeps itself.
+pub async fn serve_only<B: McpBackend>(server: McpServer<B>) -> Server {
+    serve_keeping(server, None).await
+}
+
+async fn serve_keeping<B: McpBackend>(
+    server: McpServer<B>,
+    dir: Option<tempfile::TempDir>,
+) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
     let addr = listener.local_addr().expect("address");
     let stop = CancellationToken::new();
