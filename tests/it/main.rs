@@ -15,6 +15,7 @@ mod cli_call;
 mod context;
 mod error_codes;
 mod executor;
+mod host_reach;
 mod mcp_2026;
 mod mcp_input;
 mod mcp_load;

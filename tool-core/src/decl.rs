@@ -39,6 +39,10 @@ pub struct ToolDecl {
     pub script_lang: Option<ScriptLang>,
     /// Longest time a call may run.
     pub timeout: Option<Duration>,
+    /// Pathname UNIX sockets on the host the tool may connect to (absolute paths): the only
+    /// ones its programs can reach, and what lets its handler create UNIX sockets at all (see
+    /// [`crate::sandbox`]). Empty: none.
+    pub unix_sockets: Vec<String>,
     /// Where the tool was defined (`module::path` or a label), for error messages.
     pub source: String,
 }

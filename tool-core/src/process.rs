@@ -42,6 +42,7 @@ use crate::guard::path::WorkspacePath;
 use crate::reason::ReasonCode;
 use crate::sandbox::call::CallSandbox;
 use crate::sandbox::kernel::{Outcome, SandboxError, SandboxedCommand};
+pub use crate::sandbox::limits::ProcessLimits;
 use crate::sandbox::runtime::AbortOnDrop;
 
 /// Default wall-clock limit of a program, when the call has no deadline either.
@@ -133,6 +134,16 @@ pub enum ProcessError {
         /// The program.
         program: String,
     },
+    /// The program reached a resource limit and failed (the kernel killed it, or it stopped when
+    /// a fork or a write was refused).
+    ResourceLimit {
+        /// The program.
+        program: String,
+        /// Which limits, and what they were set to.
+        limits: String,
+        /// Its exit code.
+        exit_code: i32,
+    },
     /// The program cannot be confined here, so it was not started.
     Unavailable(String),
     /// The program could not be started (setup failed, the helper broke its protocol).
@@ -145,6 +156,7 @@ impl ProcessError {
         match self {
             ProcessError::Timeout { .. } => ReasonCode::Timeout,
             ProcessError::Cancelled { .. } => ReasonCode::Cancelled,
+            ProcessError::ResourceLimit { .. } => ReasonCode::ResourceLimit,
             ProcessError::Unavailable(_) => ReasonCode::SandboxUnavailable,
             ProcessError::Failed(_) => ReasonCode::ToolError,
         }
@@ -163,6 +175,11 @@ impl fmt::Display for ProcessError {
                 f,
                 "{program} was cancelled; its whole process tree was killed"
             ),
+            ProcessError::ResourceLimit {
+                program,
+                limits,
+                exit_code,
+            } => write!(f, "{program} reached {limits} (exit code {exit_code})"),
             ProcessError::Unavailable(m) => write!(f, "sandbox unavailable: {m}"),
             ProcessError::Failed(m) => f.write_str(m),
         }
@@ -273,7 +290,8 @@ impl Command {
             (None, Some(r)) => r,
             (None, None) => DEFAULT_TIMEOUT,
         };
-        let cmd = self.inner.timeout(timeout);
+        let limits = sandbox.tool.limits.clone();
+        let cmd = self.inner.timeout(timeout).limits(limits.kernel());
         let ran = match &sandbox.outside {
             // The handler runs on a confined thread, which may not create the helper's
             // namespaces: launch from the caller's runtime.
@@ -299,6 +317,15 @@ impl Command {
         let enforced = out.enforcement.label();
         sandbox.set_process(enforced.clone());
         match out.outcome {
+            Outcome::Exited(exit_code) if exit_code != 0 && !out.limits_hit.is_empty() => {
+                let hits: Vec<String> =
+                    out.limits_hit.iter().map(|h| limits.describe(*h)).collect();
+                Err(ProcessError::ResourceLimit {
+                    program: self.program,
+                    limits: hits.join(" and "),
+                    exit_code,
+                })
+            }
             Outcome::Exited(exit_code) => Ok(Output {
                 exit_code,
                 stdout: out.stdout,

@@ -44,6 +44,10 @@ pub enum ReasonCode {
     /// tool starts through [`crate::process`] is not started. Nothing ran unconfined because of
     /// it.
     SandboxUnavailable,
+    /// A program the tool started reached a resource limit of its declaration's sandbox (memory
+    /// over all its processes, processes, file size, CPU) and failed; the message says which
+    /// limit and what it was set to.
+    ResourceLimit,
     /// A `requestState` (MCP input-required results: an approval question, a tool's question)
     /// that does not verify: forged, altered, expired, or issued for another tool, other
     /// arguments or another caller.
@@ -65,7 +69,7 @@ pub enum ReasonCode {
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 21] = [
+    pub const ALL: [ReasonCode; 22] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -81,6 +85,7 @@ impl ReasonCode {
         ReasonCode::ToolError,
         ReasonCode::ModifierConflict,
         ReasonCode::SandboxUnavailable,
+        ReasonCode::ResourceLimit,
         ReasonCode::ApprovalStateInvalid,
         ReasonCode::ApprovalStateReplayed,
         ReasonCode::InputUnavailable,
@@ -107,6 +112,7 @@ impl ReasonCode {
             ReasonCode::ToolError => "tool_error",
             ReasonCode::ModifierConflict => "modifier_conflict",
             ReasonCode::SandboxUnavailable => "sandbox_unavailable",
+            ReasonCode::ResourceLimit => "resource_limit",
             ReasonCode::ApprovalStateInvalid => "approval_state_invalid",
             ReasonCode::ApprovalStateReplayed => "approval_state_replayed",
             ReasonCode::InputUnavailable => "input_unavailable",
@@ -127,6 +133,7 @@ impl ReasonCode {
                 | ReasonCode::Panicked
                 | ReasonCode::ToolError
                 | ReasonCode::ModifierConflict
+                | ReasonCode::ResourceLimit
                 | ReasonCode::InputUnavailable
                 | ReasonCode::InputRequired
                 | ReasonCode::InputInvalid

@@ -188,6 +188,7 @@ impl ToolDefBuilder {
                 script_args: Vec::new(),
                 script_lang: None,
                 timeout: None,
+                unix_sockets: Vec::new(),
             },
             risk_error: None,
             lang_error: None,
@@ -280,6 +281,16 @@ impl ToolDefBuilder {
     /// Longest time a call may run.
     pub fn timeout(mut self, t: Duration) -> Self {
         self.decl.timeout = Some(t);
+        self
+    }
+
+    /// Pathname UNIX sockets on the host the tool may connect to (see [`ToolDecl::unix_sockets`]).
+    pub fn unix_sockets<I, S>(mut self, paths: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.decl.unix_sockets = paths.into_iter().map(Into::into).collect();
         self
     }
 

@@ -80,7 +80,8 @@ fn run_bash_over_call_cannot_touch_a_canary_outside_the_workspace() {
         &[
             bash(&format!("cat {c}")),
             bash(&format!("echo gone > {c}")),
-            bash(&format!("rm -f {c}")),
+            // Not `rm -f`: the canary is not in the program's root at all, and `-f` ignores that.
+            bash(&format!("rm {c}")),
             bash(&format!("cp {c} ./copy")),
             bash("echo inside > inside.txt && cat inside.txt"),
         ],

@@ -19,6 +19,7 @@ pub(crate) const CONCURRENCY_SAFE: &str = "concurrency_safe";
 pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
 pub(crate) const TIMEOUT: &str = "timeout";
+pub(crate) const UNIX_SOCKETS: &str = "unix_sockets";
 pub(crate) const CRATE: &str = "crate";
 pub(crate) const CHECK_PERMISSIONS: &str = "check_permissions";
 pub(crate) const INPUT_SCHEMA: &str = "input_schema";
@@ -36,6 +37,7 @@ const KEYS: &[&str] = &[
     IDEMPOTENT,
     OPEN_WORLD,
     TIMEOUT,
+    UNIX_SOCKETS,
     CHECK_PERMISSIONS,
     INPUT_SCHEMA,
     CRATE,
@@ -55,6 +57,7 @@ fn usage(key: &str) -> &'static str {
         IDEMPOTENT => "idempotent",
         OPEN_WORLD => "open_world",
         TIMEOUT => "timeout = \"30s\"",
+        UNIX_SOCKETS => "unix_sockets = [\"/run/postgresql/.s.PGSQL.5432\"]",
         CHECK_PERMISSIONS => "check_permissions = path::to::check",
         INPUT_SCHEMA => "input_schema = \"schemas/tool.json\" (a file in the crate) or input_schema = path::to::schema_fn",
         CRATE => "crate = path::to::tool_core",
@@ -103,6 +106,7 @@ pub(crate) struct Attrs {
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
     pub(crate) timeout_ms: Option<u64>,
+    pub(crate) unix_sockets: Vec<Spanned<String>>,
     pub(crate) check_permissions: Option<syn::Path>,
     pub(crate) input_schema: Option<InputSchema>,
     pub(crate) krate: Option<syn::Path>,
@@ -179,6 +183,7 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
             IDEMPOTENT => attrs.idempotent = flag(cx, meta, &key),
             OPEN_WORLD => attrs.open_world = flag(cx, meta, &key),
             TIMEOUT => attrs.timeout_ms = string(cx, meta, &key).and_then(|s| timeout(cx, s)),
+            UNIX_SOCKETS => attrs.unix_sockets = string_list(cx, meta, &key).unwrap_or_default(),
             CHECK_PERMISSIONS => attrs.check_permissions = path(cx, meta, &key),
             INPUT_SCHEMA => attrs.input_schema = input_schema(cx, meta, &key),
             CRATE => attrs.krate = path(cx, meta, &key),

@@ -20,6 +20,7 @@ pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
     check_description(cx, attrs, tool);
     check_argument_docs(cx, tool);
     check_path_args(cx, attrs, tool);
+    check_unix_sockets(cx, attrs);
     check_not_paths(cx, attrs, tool);
     check_script_args(cx, attrs, tool);
     check_path_like_names(cx, attrs, tool);
@@ -432,6 +433,31 @@ fn check_path_args(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
                 ),
             ),
             Some(_) => {}
+        }
+    }
+}
+
+/// A declared socket is a fixed host path the sandbox binds into the program's root: it must be
+/// absolute and plain (no `..`, no `.`), so what the declaration says is what is reached.
+fn check_unix_sockets(cx: &Ctxt, attrs: &Attrs) {
+    for socket in &attrs.unix_sockets {
+        let path = std::path::Path::new(&socket.value);
+        let plain = path.is_absolute()
+            && path
+                .components()
+                .skip(1)
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+            && path.components().count() > 1;
+        if !plain {
+            cx.error_spanned_by(
+                socket,
+                format!(
+                    "`{}` takes absolute socket paths without `.` or `..`, e.g. `{}`; `{}` is not one",
+                    attr::UNIX_SOCKETS,
+                    "/run/postgresql/.s.PGSQL.5432",
+                    socket.value
+                ),
+            );
         }
     }
 }

@@ -255,6 +255,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     let concurrency_safe = attrs.concurrency_safe;
     let idempotent = attrs.idempotent;
     let open_world = attrs.open_world;
+    let unix_sockets: Vec<&String> = attrs.unix_sockets.iter().map(|s| &s.value).collect();
     let script_args = attrs.script_args().iter().map(|s| &s.value);
     let script_lang = match attrs.script_lang.as_ref().map(|l| l.value) {
         Some(ScriptLang::Bash) => quote!(::core::option::Option::Some(#pv::ScriptLang::Bash)),
@@ -334,6 +335,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 script_args: #pv::strings(&[#(#script_args),*]),
                 script_lang: #script_lang,
                 timeout: #timeout,
+                unix_sockets: #pv::strings(&[#(#unix_sockets),*]),
                 source: #pv::string(::core::concat!(::core::module_path!(), "::", #fn_name)),
             },
             __handler,

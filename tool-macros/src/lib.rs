@@ -47,6 +47,10 @@ mod model;
 ///   scanner reads.
 /// - `concurrency_safe`, `idempotent`, `open_world`: flags (`key` or `key = true`), default false.
 /// - `timeout = "30s"`: digits then `ms`, `s`, `m` or `h`; nonzero.
+/// - `unix_sockets = ["/run/postgresql/.s.PGSQL.5432"]`: pathname UNIX sockets on the host the
+///   tool may connect to (absolute, no `.` or `..`). Every other UNIX socket outside the
+///   workspace is out of reach of its programs, and its handler may create no UNIX socket at all
+///   unless it declares one.
 /// - `check_permissions = path::to::check`: a `fn(&serde_json::Value) -> Result<(), String>` run
 ///   on the final arguments before the call.
 /// - `input_schema = "schemas/tool.json"` or `input_schema = path::to::schema_fn`: a hand-written

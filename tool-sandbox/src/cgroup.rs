@@ -1,70 +1,255 @@
-//! A pids cgroup per confined process tree: the process limit that also binds root.
+//! A pids cgroup and a memory cgroup per confined process tree: the process limit that also binds
+//! root, and a memory bound over all of a run's processes.
 //!
 //! `RLIMIT_NPROC` counts the processes of a user and the kernel exempts uid 0, so a fork bomb run
 //! by a root executor is not stopped by it. A cgroup's `pids.max` counts the processes in the
-//! cgroup, whoever they run as. Each spare of the helper (see [`crate::helper`])
-//! creates a child cgroup of its own in the pids hierarchy (cgroup v2 when the `pids` controller
-//! is delegated to children, else cgroup v1's `pids` hierarchy), named after its pid (nothing a
-//! caller chooses), and moves itself into it before it forks anything, so every descendant is
-//! counted; it does so before a request comes, because a migration between cgroups costs
-//! milliseconds. Its init sets `pids.max` from the program's spec. After the tree is gone the helper's
-//! zygote removes the cgroup; cgroups of processes that died before (killed) are swept.
+//! cgroup, whoever they run as. `RLIMIT_AS` bounds one process; a tree of processes each under it
+//! can still take the machine's memory, and a memory cgroup bounds them together (page cache and
+//! tmpfs pages of the run included).
 //!
-//! Where no writable pids hierarchy exists (no root, no delegation, no controller), nothing is
-//! created and the process limit is `RLIMIT_NPROC` alone: [`available`] says which, and the
-//! enforcement label carries `+pids` only when the cgroup was joined.
+//! Each spare of the helper (see [`crate::helper`]) creates a child cgroup of its own in each
+//! hierarchy (cgroup v2 when the controllers are delegated to children, else cgroup v1's `pids`
+//! and `memory` hierarchies), named after its pid (nothing a caller chooses), and moves itself into
+//! them before it forks anything, so every descendant is counted; it does so before a request
+//! comes, because a migration between cgroups costs milliseconds. It keeps the control files
+//! open ([`Tree`]), since the program's minimal root has no `/sys`. Its init sets `pids.max` and
+//! the memory limit from the program's spec, and reads after the program ended whether either
+//! was hit. After the tree is gone the helper's zygote removes the cgroups; cgroups of processes
+//! that died before (killed) are swept.
+//!
+//! Where no writable hierarchy exists for a controller (no root, no delegation, no controller),
+//! nothing is created for it: [`available`] and [`memory_available`] say which, and the
+//! enforcement label carries `+pids` and `+mem` only for the cgroups that were joined.
 
+use std::fs::File;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// Prefix of every cgroup this crate creates.
 const PREFIX: &str = "tool-sandbox-";
 
-/// The directory new cgroups are created in, probed once per process.
-pub(crate) fn base() -> Option<&'static Path> {
-    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BASE.get_or_init(|| {
-        let dir = find_base(
-            &std::fs::read_to_string("/proc/self/mountinfo").ok()?,
-            &std::fs::read_to_string("/proc/self/cgroup").ok()?,
-        )?;
-        sweep(&dir);
-        Some(dir)
-    })
-    .as_deref()
+/// Which cgroup version a hierarchy is: the memory controller's files differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Version {
+    V1,
+    V2,
+}
+
+/// The directories new cgroups are created in, per controller, probed once per process.
+#[derive(Debug, Default)]
+pub(crate) struct Bases {
+    pub(crate) pids: Option<PathBuf>,
+    pub(crate) memory: Option<(PathBuf, Version)>,
+}
+
+impl Bases {
+    /// Every base directory, once (cgroup v2 holds both controllers in one).
+    pub(crate) fn dirs(&self) -> Vec<&Path> {
+        let mut dirs: Vec<&Path> = Vec::new();
+        for dir in [
+            self.pids.as_deref(),
+            self.memory.as_ref().map(|(d, _)| d.as_path()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        dirs
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pids.is_none() && self.memory.is_none()
+    }
+}
+
+/// The bases of this machine, or `None` where no controller is writable.
+pub(crate) fn bases() -> Option<&'static Bases> {
+    static BASES: OnceLock<Bases> = OnceLock::new();
+    let bases = BASES.get_or_init(|| {
+        let (Ok(mountinfo), Ok(own)) = (
+            std::fs::read_to_string("/proc/self/mountinfo"),
+            std::fs::read_to_string("/proc/self/cgroup"),
+        ) else {
+            return Bases::default();
+        };
+        let bases = Bases {
+            pids: find_base(&mountinfo, &own, "pids").map(|(dir, _)| dir),
+            memory: find_base(&mountinfo, &own, "memory"),
+        };
+        for dir in bases.dirs() {
+            sweep(dir);
+        }
+        bases
+    });
+    (!bases.is_empty()).then_some(bases)
 }
 
 /// Whether confined programs get a pids cgroup on this machine (for `doctor` and probes).
 pub fn available() -> bool {
-    base().is_some()
+    bases().is_some_and(|b| b.pids.is_some())
 }
 
-/// The directory this crate makes its cgroups in (`tool-sandbox-PID-0`, one per spare of the helper),
-/// if this machine offers a writable pids hierarchy.
+/// Whether confined programs get a memory cgroup on this machine.
+pub fn memory_available() -> bool {
+    bases().is_some_and(|b| b.memory.is_some())
+}
+
+/// The directory this crate makes its pids cgroups in (`tool-sandbox-PID-0`, one per spare of the
+/// helper), if this machine offers a writable pids hierarchy.
 pub fn hierarchy() -> Option<&'static Path> {
-    base()
+    bases().and_then(|b| b.pids.as_deref())
 }
 
-/// The cgroup directory of the process tree kept by `owner` (a spare's pid).
+/// The directory this crate makes its memory cgroups in, if this machine offers a writable
+/// memory hierarchy.
+pub fn memory_hierarchy() -> Option<&'static Path> {
+    bases().and_then(|b| b.memory.as_ref().map(|(d, _)| d.as_path()))
+}
+
+/// The cgroup directory of the process tree kept by `owner` (a spare's pid) under `base`.
 pub(crate) fn dir_of_owner(base: &Path, owner: u32) -> PathBuf {
     base.join(format!("{PREFIX}{owner}-0"))
 }
 
-/// Creates the calling process's own cgroup under `base` and moves it in (done by a spare
-/// spare before its init takes a request). `pids.max` is left at `max` until the spec says.
-pub(crate) fn create_and_join(base: &Path) -> std::io::Result<PathBuf> {
-    let dir = dir_of_owner(base, std::process::id());
-    std::fs::create_dir(&dir)?;
-    if let Err(e) = join(&dir) {
-        let _ = std::fs::remove_dir(&dir);
-        return Err(e);
-    }
-    Ok(dir)
+/// A limit of the tree's cgroups that the run reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hit {
+    /// The memory limit: the kernel killed a process of the tree.
+    Memory,
+    /// `pids.max`: a fork failed.
+    Processes,
 }
 
-/// Sets the cap of the cgroup at `dir`.
-pub(crate) fn set_max(dir: &Path, max: u64) -> std::io::Result<()> {
-    std::fs::write(dir.join("pids.max"), max.to_string())
+/// The open control files of one tree's cgroups (opened by the spare, used by its init after the
+/// program's root replaced the host's).
+#[derive(Debug, Default)]
+pub(crate) struct Tree {
+    pids_max: Option<File>,
+    pids_events: Option<File>,
+    /// `memory.max` (v2) or `memory.limit_in_bytes` (v1).
+    memory_max: Option<File>,
+    /// `memory.swap.max` (v2) or `memory.memsw.limit_in_bytes` (v1), where swap is accounted.
+    swap_max: Option<(File, Version)>,
+    /// `memory.events` (v2) or `memory.oom_control` (v1): both count `oom_kill`.
+    memory_events: Option<File>,
+}
+
+impl Tree {
+    /// Creates the calling process's own cgroups under `bases` and moves it in (done by a spare
+    /// before its init takes a request). The limits are left at `max` until the spec says.
+    pub(crate) fn create_and_join(bases: &Bases) -> std::io::Result<Tree> {
+        let me = std::process::id();
+        let mut tree = Tree::default();
+        let mut made: Vec<PathBuf> = Vec::new();
+        let result = (|| {
+            for base in bases.dirs() {
+                let dir = dir_of_owner(base, me);
+                std::fs::create_dir(&dir)?;
+                made.push(dir.clone());
+                join(&dir)?;
+            }
+            let write = |dir: &Path, name: &str| File::options().write(true).open(dir.join(name));
+            if let Some(base) = &bases.pids {
+                let dir = dir_of_owner(base, me);
+                tree.pids_max = Some(write(&dir, "pids.max")?);
+                tree.pids_events = File::open(dir.join("pids.events")).ok();
+            }
+            if let Some((base, version)) = &bases.memory {
+                let dir = dir_of_owner(base, me);
+                let (max, swap, events) = match version {
+                    Version::V2 => ("memory.max", "memory.swap.max", "memory.events"),
+                    Version::V1 => (
+                        "memory.limit_in_bytes",
+                        "memory.memsw.limit_in_bytes",
+                        "memory.oom_control",
+                    ),
+                };
+                tree.memory_max = Some(write(&dir, max)?);
+                tree.swap_max = write(&dir, swap).ok().map(|f| (f, *version));
+                tree.memory_events = Some(File::open(dir.join(events))?);
+            }
+            Ok(())
+        })();
+        match result {
+            Ok(()) => Ok(tree),
+            Err(e) => {
+                for dir in made.iter().rev() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the tree has a pids cgroup.
+    pub(crate) fn has_pids(&self) -> bool {
+        self.pids_max.is_some()
+    }
+
+    /// Whether the tree has a memory cgroup.
+    pub(crate) fn has_memory(&self) -> bool {
+        self.memory_max.is_some()
+    }
+
+    /// Sets the tree's process cap.
+    pub(crate) fn set_pids_max(&mut self, max: u64) -> std::io::Result<()> {
+        match &mut self.pids_max {
+            Some(f) => f.write_all(max.to_string().as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// Sets the tree's memory bound, and keeps it from spilling into swap where swap is
+    /// accounted.
+    pub(crate) fn set_memory_max(&mut self, bytes: u64) -> std::io::Result<()> {
+        let Some(max) = &mut self.memory_max else {
+            return Ok(());
+        };
+        max.write_all(bytes.to_string().as_bytes())?;
+        match &mut self.swap_max {
+            // v2 counts swap apart from memory; v1 counts memory and swap together.
+            Some((f, Version::V2)) => f.write_all(b"0"),
+            Some((f, Version::V1)) => f.write_all(bytes.to_string().as_bytes()),
+            None => Ok(()),
+        }
+    }
+
+    /// The limits the tree reached so far.
+    pub(crate) fn hits(&mut self) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        if self
+            .memory_events
+            .as_mut()
+            .and_then(|f| counter(f, "oom_kill"))
+            .is_some_and(|n| n > 0)
+        {
+            hits.push(Hit::Memory);
+        }
+        if self
+            .pids_events
+            .as_mut()
+            .and_then(|f| counter(f, "max"))
+            .is_some_and(|n| n > 0)
+        {
+            hits.push(Hit::Processes);
+        }
+        hits
+    }
+}
+
+/// The value of `key` in a flat-keyed cgroup file (`key value` lines), read again from its start.
+fn counter(file: &mut File, key: &str) -> Option<u64> {
+    file.rewind().ok()?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).ok()?;
+    text.lines().find_map(|line| {
+        let (k, v) = line.split_once(' ')?;
+        (k == key).then(|| v.trim().parse().ok()).flatten()
+    })
 }
 
 /// Moves the calling process into the cgroup at `dir` (done by a spare, before it forks).
@@ -95,9 +280,10 @@ fn sweep(base: &Path) {
     }
 }
 
-/// The writable directory of this process's own cgroup in a pids hierarchy: cgroup v2 when the
-/// `pids` controller is enabled for its children, else the cgroup v1 `pids` hierarchy.
-fn find_base(mountinfo: &str, own: &str) -> Option<PathBuf> {
+/// The writable directory of this process's own cgroup in a hierarchy of `controller`: cgroup v2
+/// when the controller is enabled for its children, else the cgroup v1 hierarchy of the
+/// controller.
+fn find_base(mountinfo: &str, own: &str, controller: &str) -> Option<(PathBuf, Version)> {
     let mounts: Vec<Mount> = mountinfo.lines().filter_map(Mount::parse).collect();
     let v2 = own
         .lines()
@@ -108,21 +294,24 @@ fn find_base(mountinfo: &str, own: &str) -> Option<PathBuf> {
             let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
             enabled
                 .split_whitespace()
-                .any(|c| c == "pids")
-                .then_some(dir)
+                .any(|c| c == controller)
+                .then_some((dir, Version::V2))
         });
     let v1 = || {
         let path = own.lines().find_map(|l| {
             let mut parts = l.splitn(3, ':');
             let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-            controllers.split(',').any(|c| c == "pids").then_some(path)
+            controllers
+                .split(',')
+                .any(|c| c == controller)
+                .then_some(path)
         })?;
         let m = mounts
             .iter()
-            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == "pids"))?;
-        m.dir_of(path)
+            .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))?;
+        m.dir_of(path).map(|dir| (dir, Version::V1))
     };
-    v2.or_else(v1).filter(|dir| writable(dir))
+    v2.or_else(v1).filter(|(dir, _)| writable(dir))
 }
 
 fn writable(dir: &Path) -> bool {
@@ -241,7 +430,7 @@ mod tests {
             Some(PathBuf::from("/sys/fs/cgroup/pids/job/7"))
         );
         assert_eq!(
-            find_base("garbage", "8:pids:/"),
+            find_base("garbage", "8:pids:/", "pids"),
             None,
             "no mount, no cgroup: nothing is created"
         );

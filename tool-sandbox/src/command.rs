@@ -16,9 +16,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::confine::Enforcement;
 use crate::error::SandboxError;
-use crate::policy::{Mode, Rlimits, SandboxPolicy};
+use crate::policy::{LimitHit, Mode, Rlimits, SandboxPolicy};
 use crate::protocol::{
-    ExecSpec, ERR_PREFIX, EXIT_PREFIX, HELPER_FLAG, OK_PREFIX, REQUEST_BYTE, REQUEST_FDS, ZYGOTE,
+    ExecSpec, ERR_PREFIX, EXIT_PREFIX, HELPER_FLAG, LIMITS_PREFIX, OK_PREFIX, REQUEST_BYTE,
+    REQUEST_FDS, ZYGOTE,
 };
 
 /// The helper binary's file name.
@@ -240,6 +241,9 @@ pub struct ProcessOutput {
     pub stderr_truncated: bool,
     /// What confined it (`Enforcement::NONE` if it was stopped before the program started).
     pub enforcement: Enforcement,
+    /// The resource limits the run reached (memory, processes, file size, CPU): a program killed
+    /// by one of them exits with 128 + the signal's number, and this says which limit it was.
+    pub limits_hit: Vec<LimitHit>,
     /// Wall time of the call.
     pub elapsed: Duration,
 }
@@ -505,6 +509,10 @@ impl SandboxedCommand {
                 )))
             }
         };
+        let (status, limits_hit) = match status {
+            Some((code, hits)) => (Some(code), hits),
+            None => (None, Vec::new()),
+        };
         let outcome = match (stopped, status) {
             (Some(o), _) => o,
             (None, Some(code)) => Outcome::Exited(code),
@@ -524,6 +532,7 @@ impl SandboxedCommand {
             stdout_truncated: out_cut,
             stderr_truncated: err_cut,
             enforcement,
+            limits_hit,
             elapsed: started.elapsed(),
         })
     }
@@ -534,23 +543,35 @@ enum Ended<S> {
     Stopped(Outcome),
 }
 
-/// Reads the init's `exit CODE` line from the run socket; `None` if the socket ends
-/// without one (the init is gone).
-async fn read_exit(socket: &mut tokio::net::UnixStream) -> Option<i32> {
+/// Reads the init's `exit CODE [limits=NAME,…]` line from the run socket; `None` if the socket
+/// ends without one (the init is gone).
+async fn read_exit(socket: &mut tokio::net::UnixStream) -> Option<(i32, Vec<LimitHit>)> {
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
-    while line.len() < 64 {
+    while line.len() < 128 {
         match socket.read(&mut byte).await {
             Ok(1) if byte[0] == b'\n' => break,
             Ok(1) => line.push(byte[0]),
             _ => return None,
         }
     }
-    std::str::from_utf8(&line)
-        .ok()?
-        .strip_prefix(EXIT_PREFIX)?
-        .parse()
-        .ok()
+    parse_exit(std::str::from_utf8(&line).ok()?)
+}
+
+fn parse_exit(line: &str) -> Option<(i32, Vec<LimitHit>)> {
+    let rest = line.strip_prefix(EXIT_PREFIX)?;
+    let (code, limits) = match rest.split_once(' ') {
+        Some((code, limits)) => (code, Some(limits.strip_prefix(LIMITS_PREFIX)?)),
+        None => (rest, None),
+    };
+    let hits = match limits {
+        Some(names) => names
+            .split(',')
+            .map(LimitHit::parse)
+            .collect::<Option<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    Some((code.parse().ok()?, hits))
 }
 
 /// One output pipe, read up to a cap (and drained past it, so the program never blocks on a

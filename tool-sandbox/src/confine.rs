@@ -52,6 +52,13 @@ pub struct Enforcement {
     /// processes only).
     #[serde(default)]
     pub pids_cgroup: bool,
+    /// The process runs in a mount namespace of its own with a minimal root: the system paths
+    /// and devices read-only, the workspace, an empty `/tmp`, nothing else (processes only).
+    #[serde(default)]
+    pub mount_namespace: bool,
+    /// The process tree's memory is bounded by its own memory cgroup (processes only).
+    #[serde(default)]
+    pub memory_cgroup: bool,
 }
 
 impl Enforcement {
@@ -62,6 +69,8 @@ impl Enforcement {
         pid_namespace: false,
         net_namespace: false,
         pids_cgroup: false,
+        mount_namespace: false,
+        memory_cgroup: false,
     };
 
     /// A short label for audit events: `landlock-v7+seccomp`, `landlock-v5-partial+seccomp+pidns`,
@@ -82,8 +91,14 @@ impl Enforcement {
         if self.net_namespace {
             parts.push("netns".to_owned());
         }
+        if self.mount_namespace {
+            parts.push("mntns".to_owned());
+        }
         if self.pids_cgroup {
             parts.push("pids".to_owned());
+        }
+        if self.memory_cgroup {
+            parts.push("mem".to_owned());
         }
         if parts.is_empty() {
             "none".to_owned()
@@ -140,6 +155,11 @@ impl SystemPaths {
             dev_read_write: open_existing(DEV_READ_WRITE),
             dev_read: open_existing(DEV_READ),
         }
+    }
+
+    /// The read paths these were opened from.
+    pub(crate) fn read_paths(&self) -> Vec<PathBuf> {
+        self.read_paths.clone()
     }
 }
 
@@ -221,7 +241,13 @@ pub(crate) fn confine_prepared(
         None => (opened()?, None),
     };
     let landlock = restrict(ruleset, policy, mode)?;
-    let seccomp = match seccomp.unwrap_or_else(|| seccomp::apply_all(policy.network)) {
+    // A process (prepared ahead) has its base and class filters already and gets the mount filter
+    // now that its root is built; a thread gets all of its rules here.
+    let unix_sockets = !policy.unix_sockets.is_empty();
+    let seccomp = match seccomp
+        .map(|ahead| ahead.and_then(|()| seccomp::apply_mount()))
+        .unwrap_or_else(|| seccomp::apply_thread(policy.network, unix_sockets))
+    {
         Ok(()) => true,
         Err(e) if mode == Mode::Required => return Err(e),
         Err(_) => false,
@@ -232,6 +258,8 @@ pub(crate) fn confine_prepared(
         pid_namespace: false,
         net_namespace: false,
         pids_cgroup: false,
+        mount_namespace: false,
+        memory_cgroup: false,
     })
 }
 

@@ -10,7 +10,7 @@
 //! - [`ConfinedPool`]: worker threads of one capability class, confined once at start, for sync
 //!   handlers; bounded slots, panics returned as errors;
 //! - [`SandboxedCommand`] run through a [`Launcher`]: a program confined by the helper binary
-//!   `tool-sandbox-exec`, in its own user, PID, IPC (and without network, network) namespaces,
+//!   `tool-sandbox-exec`, in its own user, PID, IPC, mount (and without network, network) namespaces,
 //!   with rlimits, output caps, a timeout and cancellation that kill the whole tree. The helper
 //!   runs as a zygote per launcher and forks a prepared init per program (see [`helper`]), so the
 //!   program is the only `exec` of a run.
@@ -38,6 +38,10 @@
 //! | processes: CPU, address space, file size, open files, processes | rlimits |
 //! | processes: at most `Rlimits::processes` (+2 for the helpers) tasks in the tree, root included | a pids cgroup per tree, where the machine offers a writable pids hierarchy ([`cgroup::available`]; label `+pids`) |
 //! | processes: environment cleared to `PATH`, `LANG`, `HOME`, `TMPDIR` and what the caller adds | the helper |
+//! | processes: a minimal root — system paths and devices as read-only binds, an empty `/tmp`, the workspace (read-only for `ReadOnly`), the declared UNIX sockets, nothing else of the host — so no metadata change (`chmod`, `utime`, `setxattr`), no extended attribute read and no pathname UNIX socket outside | a mount namespace ([`mountns`]; label `+mntns`) |
+//! | processes: no change to the mount table (`mount`, `umount2`, `pivot_root`, `move_mount`, `open_tree`, `fsopen`, `fsmount`, `fspick`, `fsconfig`, `mount_setattr`) | seccomp (the mount filter, loaded once the root is built), and Landlock for most |
+//! | processes: memory of the whole tree | a memory cgroup per tree, where the machine offers a writable memory hierarchy (label `+mem`); hits reported in [`ProcessOutput::limits_hit`] |
+//! | threads: no metadata call (`chmod`/`fchmod*`, `chown`/`fchown*`, `utime*`, every `*xattr`), no `socket(AF_UNIX)` nor datagram `socketpair` unless the policy declares a UNIX socket | seccomp |
 //!
 //! `Mode::Required` (the default) refuses to run anything when any of these is not available;
 //! `BestEffort` runs with what there is and says so in [`Enforcement`]; `Off` enforces nothing
@@ -52,6 +56,10 @@
 //!   path. The workspace file operations refuse files with more than one link for that reason.
 //!   (Making such a link from inside the sandbox is refused.)
 //! - **UDP for `network` tools**: Landlock has no UDP rules; open-world tools may send UDP.
+//! - **Threads still see `stat` results** of any path, and a thread whose policy declares a UNIX
+//!   socket may connect to any pathname UNIX socket the process can see (Landlock ABI 7 has no
+//!   right for it; programs reach only the declared ones).
+//! - **Disk**: each written file is bounded (`RLIMIT_FSIZE`), not the total of a run.
 //! - **Threads are confined, not processes**: other threads of the executor stay unconfined, and
 //!   memory is shared: a handler with its own `unsafe` code could corrupt another thread's state.
 //!   Open file descriptors inherited by a confined thread stay usable (Landlock checks at open).
@@ -75,6 +83,8 @@ mod confine;
 mod error;
 mod fork;
 pub mod helper;
+mod init;
+pub mod mountns;
 mod policy;
 mod pool;
 mod probe;
@@ -86,7 +96,8 @@ pub use command::{Launcher, Outcome, ProcessOutput, SandboxedCommand, HELPER_NAM
 pub use confine::{confine_current_thread, Enforcement, LandlockEnforcement};
 pub use error::SandboxError;
 pub use policy::{
-    default_system_read_paths, CapabilityClass, FsAccess, Mode, Rlimits, SandboxPolicy,
+    default_system_read_paths, CapabilityClass, FsAccess, LimitHit, Mode, Rlimits, SandboxPolicy,
+    DEFAULT_MEMORY_BYTES,
 };
 pub use pool::{recv_spinning, ConfinedPool, IdleSpin, PoolConfig};
 pub use probe::Support;

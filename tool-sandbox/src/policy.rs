@@ -69,6 +69,12 @@ pub struct SandboxPolicy {
     /// The directory given to processes as `TMPDIR`; must lie inside the workspace. `None`: the
     /// workspace itself. Writable only with [`FsAccess::ReadWrite`].
     pub tmpdir: Option<PathBuf>,
+    /// Pathname UNIX sockets the tool declares (absolute paths of existing sockets): the only
+    /// ones a confined program can reach (they are the only ones in its minimal root), and what
+    /// lets a confined thread create UNIX sockets at all. Empty by default: no UNIX socket
+    /// outside the workspace is reachable.
+    #[serde(default)]
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 /// The system paths readable by default: what the dynamic loader, libc (locale, name service,
@@ -131,6 +137,7 @@ impl SandboxPolicy {
             network,
             system_read_paths: default_system_read_paths(),
             tmpdir: None,
+            unix_sockets: Vec::new(),
         })
     }
 
@@ -171,6 +178,20 @@ impl SandboxPolicy {
         Ok(self)
     }
 
+    /// Declares the pathname UNIX sockets the tool may connect to (see
+    /// [`SandboxPolicy::unix_sockets`]). Each must be an absolute path to an existing socket.
+    pub fn with_unix_sockets(
+        mut self,
+        sockets: impl IntoIterator<Item = PathBuf>,
+    ) -> Result<Self, SandboxError> {
+        let mut checked = Vec::new();
+        for socket in sockets {
+            checked.push(check_socket(&socket)?);
+        }
+        self.unix_sockets = checked;
+        Ok(self)
+    }
+
     /// The capability class of this policy.
     pub fn class(&self) -> CapabilityClass {
         CapabilityClass {
@@ -192,6 +213,9 @@ impl SandboxPolicy {
                 self.workspace.display()
             )));
         }
+        for socket in &self.unix_sockets {
+            check_socket(socket)?;
+        }
         if let Some(t) = &self.tmpdir {
             if !t.starts_with(&self.workspace) {
                 return Err(SandboxError::InvalidPolicy(format!(
@@ -202,6 +226,27 @@ impl SandboxPolicy {
         }
         Ok(())
     }
+}
+
+/// A declared UNIX socket: absolute, canonical, and a socket now.
+fn check_socket(path: &Path) -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::FileTypeExt;
+    let invalid = |why: String| SandboxError::InvalidPolicy(format!("unix socket {why}"));
+    if !path.is_absolute() {
+        return Err(invalid(format!(
+            "{} is not an absolute path",
+            path.display()
+        )));
+    }
+    let canonical = path
+        .canonicalize()
+        .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+    let meta = std::fs::metadata(&canonical)
+        .map_err(|e| invalid(format!("{}: {e}", canonical.display())))?;
+    if !meta.file_type().is_socket() {
+        return Err(invalid(format!("{} is not a socket", canonical.display())));
+    }
+    Ok(canonical)
 }
 
 fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
@@ -217,7 +262,11 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
     Ok(canonical)
 }
 
-/// Resource limits for a confined process and all its descendants (`setrlimit`, soft = hard).
+/// The default memory bound of one run's process tree: 1 GiB.
+pub const DEFAULT_MEMORY_BYTES: u64 = 1 << 30;
+
+/// Resource limits for a confined process and all its descendants (`setrlimit`, soft = hard, and
+/// the tree's cgroups).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rlimits {
     /// CPU seconds (`RLIMIT_CPU`): SIGXCPU, then SIGKILL.
@@ -230,6 +279,11 @@ pub struct Rlimits {
     pub file_size_bytes: Option<u64>,
     /// Open file descriptors (`RLIMIT_NOFILE`).
     pub open_files: Option<u64>,
+    /// Memory of the whole process tree in bytes, page cache included (a
+    /// memory cgroup per tree, where the machine offers one: see [`crate::cgroup`]); the kernel
+    /// kills a process of the tree when it is reached, and the run reports it.
+    #[serde(default)]
+    pub memory_bytes: Option<u64>,
 }
 
 impl Default for Rlimits {
@@ -241,6 +295,45 @@ impl Default for Rlimits {
             processes: Some(256),
             file_size_bytes: Some(256 << 20),
             open_files: Some(1024),
+            memory_bytes: Some(DEFAULT_MEMORY_BYTES),
         }
+    }
+}
+
+/// A resource limit a run reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitHit {
+    /// [`Rlimits::memory_bytes`]: the kernel killed a process of the tree.
+    Memory,
+    /// [`Rlimits::processes`]: a fork failed.
+    Processes,
+    /// [`Rlimits::file_size_bytes`]: the program died of `SIGXFSZ`.
+    FileSize,
+    /// [`Rlimits::cpu_secs`]: the program died of `SIGXCPU`.
+    Cpu,
+}
+
+impl LimitHit {
+    /// The stable name: `memory`, `processes`, `file_size`, `cpu`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitHit::Memory => "memory",
+            LimitHit::Processes => "processes",
+            LimitHit::FileSize => "file_size",
+            LimitHit::Cpu => "cpu",
+        }
+    }
+
+    /// The limit of this name.
+    pub fn parse(name: &str) -> Option<LimitHit> {
+        [
+            LimitHit::Memory,
+            LimitHit::Processes,
+            LimitHit::FileSize,
+            LimitHit::Cpu,
+        ]
+        .into_iter()
+        .find(|l| l.as_str() == name)
     }
 }

@@ -30,6 +30,13 @@ pub struct Support {
     /// Whether confined programs get a pids cgroup of their own (a process cap that binds root).
     #[serde(default)]
     pub pids_cgroup: bool,
+    /// Whether mount namespaces exist on this kernel (a confined program's minimal root).
+    #[serde(default)]
+    pub mount_namespaces: bool,
+    /// Whether confined programs get a memory cgroup of their own (a bound over all of a run's
+    /// processes).
+    #[serde(default)]
+    pub memory_cgroup: bool,
 }
 
 impl Support {
@@ -54,6 +61,8 @@ impl Support {
             pid_namespaces: Path::new("/proc/self/ns/pid").exists(),
             net_namespaces: Path::new("/proc/self/ns/net").exists(),
             pids_cgroup: crate::cgroup::available(),
+            mount_namespaces: Path::new("/proc/self/ns/mnt").exists(),
+            memory_cgroup: crate::cgroup::memory_available(),
         }
     }
 
@@ -62,12 +71,15 @@ impl Support {
         self.landlock_full && self.seccomp
     }
 
-    /// Whether `Mode::Required` can be met for processes (also user and PID namespaces).
+    /// Whether `Mode::Required` can be met for processes (also user, PID and mount namespaces).
     pub fn processes_fully_confined(&self) -> bool {
-        self.threads_fully_confined() && self.user_namespaces && self.pid_namespaces
+        self.threads_fully_confined()
+            && self.user_namespaces
+            && self.pid_namespaces
+            && self.mount_namespaces
     }
 
-    /// A short label: `landlock-v7+seccomp+userns+pidns+netns+pids`, or `none`.
+    /// A short label: `landlock-v7+seccomp+userns+pidns+netns+mntns+pids+mem`, or `none`.
     pub fn label(&self) -> String {
         let mut parts = Vec::new();
         if self.landlock_abi > 0 {
@@ -82,7 +94,9 @@ impl Support {
             (self.user_namespaces, "userns"),
             (self.pid_namespaces, "pidns"),
             (self.net_namespaces, "netns"),
+            (self.mount_namespaces, "mntns"),
             (self.pids_cgroup, "pids"),
+            (self.memory_cgroup, "mem"),
         ] {
             if on {
                 parts.push(name.to_owned());
@@ -121,6 +135,6 @@ fn probe_on_this_thread() -> (u8, bool, bool) {
         }
         Err(_) => (0, false),
     };
-    let seccomp = seccomp::apply_all(false).is_ok();
+    let seccomp = seccomp::apply_thread(false, false).is_ok();
     (landlock_abi, landlock_full, seccomp)
 }

@@ -1,10 +1,19 @@
-//! The seccomp filter: syscalls no tool needs fail with `EPERM`.
+//! The seccomp filters: syscalls no tool needs fail with `EPERM`.
 //!
 //! A deny list, not an allow list: programs run by tools (bash, Python, compilers) use a wide and
 //! changing set of syscalls, and Landlock already confines what they reach. The list removes what
 //! can escape or attack the kernel: debugging other processes, mounting, namespaces, BPF, kernel
 //! keyrings and modules, io_uring (which bypasses per-syscall filtering), and without network every
 //! socket family but `AF_UNIX`.
+//!
+//! Confined *threads* get more: they share the executor's file system view (a thread cannot have
+//! a mount namespace of its own), and Landlock has no access right for metadata or for pathname
+//! UNIX sockets. So a thread may not change or read file metadata outside its file descriptors'
+//! contents (the `chmod`, `chown`, `utime` and `*xattr` families, path- and descriptor-based
+//! alike: a file opened for reading is enough to `fchmod` it as root), nor create a UNIX socket
+//! unless its tool declares one ([`thread_rules`]). Confined *programs* do not need these rules:
+//! they see a minimal root in which everything outside the workspace is mounted read-only or not
+//! at all (see [`crate::mountns`]).
 
 use std::collections::BTreeMap;
 
@@ -21,8 +30,65 @@ use crate::error::SandboxError;
 pub(crate) const NAMESPACE_SYSCALLS: [(&str, i64); 2] =
     [("unshare", libc::SYS_unshare), ("setns", libc::SYS_setns)];
 
+/// Syscalls that change the mount table, denied by the mount filter ([`mount_filter`]): a helper's
+/// init applies it once it built the program's minimal root, at the request; threads get it with
+/// their other rules. (Landlock also refuses most of them to a restricted process, but not
+/// `mount_setattr`, which could make a read-only bind writable again.)
+pub(crate) const MOUNT_SYSCALLS: [(&str, i64); 10] = [
+    ("mount", libc::SYS_mount),
+    ("umount2", libc::SYS_umount2),
+    ("pivot_root", libc::SYS_pivot_root),
+    ("move_mount", libc::SYS_move_mount),
+    ("open_tree", libc::SYS_open_tree),
+    ("fsopen", libc::SYS_fsopen),
+    ("fsconfig", libc::SYS_fsconfig),
+    ("fsmount", libc::SYS_fsmount),
+    ("fspick", libc::SYS_fspick),
+    ("mount_setattr", libc::SYS_mount_setattr),
+];
+
+/// Syscalls that change or read file metadata, denied to confined threads ([`thread_rules`]).
+/// The `*xattrat` calls (Linux 6.13) have one number on every architecture.
+pub(crate) fn metadata_syscalls() -> Vec<(&'static str, i64)> {
+    let mut list = vec![
+        ("fchmod", libc::SYS_fchmod),
+        ("fchmodat", libc::SYS_fchmodat),
+        ("fchmodat2", 452),
+        ("fchown", libc::SYS_fchown),
+        ("fchownat", libc::SYS_fchownat),
+        ("utimensat", libc::SYS_utimensat),
+        ("setxattr", libc::SYS_setxattr),
+        ("lsetxattr", libc::SYS_lsetxattr),
+        ("fsetxattr", libc::SYS_fsetxattr),
+        ("removexattr", libc::SYS_removexattr),
+        ("lremovexattr", libc::SYS_lremovexattr),
+        ("fremovexattr", libc::SYS_fremovexattr),
+        ("getxattr", libc::SYS_getxattr),
+        ("lgetxattr", libc::SYS_lgetxattr),
+        ("fgetxattr", libc::SYS_fgetxattr),
+        ("listxattr", libc::SYS_listxattr),
+        ("llistxattr", libc::SYS_llistxattr),
+        ("flistxattr", libc::SYS_flistxattr),
+        ("setxattrat", 463),
+        ("getxattrat", 464),
+        ("listxattrat", 465),
+        ("removexattrat", 466),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    list.extend([
+        ("chmod", libc::SYS_chmod),
+        ("chown", libc::SYS_chown),
+        ("lchown", libc::SYS_lchown),
+        ("utime", libc::SYS_utime),
+        ("utimes", libc::SYS_utimes),
+        ("futimesat", libc::SYS_futimesat),
+    ]);
+    list
+}
+
 /// Syscalls denied to every confined thread and process by the base filter ([`base_filter`]);
-/// [`NAMESPACE_SYSCALLS`] are denied too, by the class filter.
+/// [`NAMESPACE_SYSCALLS`] are denied too, by the class filter, and [`MOUNT_SYSCALLS`] by the mount
+/// filter.
 pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {
     let mut list = vec![
         ("ptrace", libc::SYS_ptrace),
@@ -30,17 +96,7 @@ pub(crate) fn denied_syscalls() -> Vec<(&'static str, i64)> {
         ("process_vm_writev", libc::SYS_process_vm_writev),
         ("pidfd_getfd", libc::SYS_pidfd_getfd),
         ("kcmp", libc::SYS_kcmp),
-        ("mount", libc::SYS_mount),
-        ("umount2", libc::SYS_umount2),
-        ("pivot_root", libc::SYS_pivot_root),
         ("chroot", libc::SYS_chroot),
-        ("move_mount", libc::SYS_move_mount),
-        ("open_tree", libc::SYS_open_tree),
-        ("fsopen", libc::SYS_fsopen),
-        ("fsconfig", libc::SYS_fsconfig),
-        ("fsmount", libc::SYS_fsmount),
-        ("fspick", libc::SYS_fspick),
-        ("mount_setattr", libc::SYS_mount_setattr),
         ("bpf", libc::SYS_bpf),
         ("perf_event_open", libc::SYS_perf_event_open),
         ("userfaultfd", libc::SYS_userfaultfd),
@@ -125,41 +181,96 @@ pub(crate) fn base_filter() -> Result<BpfProgram, SandboxError> {
     )
 }
 
-/// The class filter: [`NAMESPACE_SYSCALLS`], namespace-creating `clone`, and (without network)
-/// `socket()` and `socketpair()` of any family but `AF_UNIX`. All fail with `EPERM`.
-pub(crate) fn class_filter(network: bool) -> Result<BpfProgram, SandboxError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = NAMESPACE_SYSCALLS
-        .iter()
-        .map(|(_, nr)| (*nr, Vec::new()))
-        .collect();
+type Rules = BTreeMap<i64, Vec<SeccompRule>>;
+
+/// Every call of `syscalls` denied, whatever its arguments.
+fn unconditional(syscalls: &[(&str, i64)]) -> Rules {
+    syscalls.iter().map(|(_, nr)| (*nr, Vec::new())).collect()
+}
+
+/// A rule that matches when argument `arg` (a 32-bit value) compares to `value` by `op`.
+fn arg_rule(arg: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompRule, SandboxError> {
+    SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value)
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(sc_err)
+}
+
+/// Both rule sets in one: a syscall is denied when either denies it (an unconditional denial
+/// stays unconditional).
+fn merge(mut into: Rules, from: Rules) -> Rules {
+    for (nr, rules) in from {
+        match into.get_mut(&nr) {
+            None => {
+                into.insert(nr, rules);
+            }
+            Some(existing) if existing.is_empty() => {}
+            Some(_) if rules.is_empty() => {
+                into.insert(nr, rules);
+            }
+            Some(existing) => existing.extend(rules),
+        }
+    }
+    into
+}
+
+/// The class rules: [`NAMESPACE_SYSCALLS`], namespace-creating `clone`, and (without network)
+/// `socket()` and `socketpair()` of any family but `AF_UNIX`.
+fn class_rules(network: bool) -> Result<Rules, SandboxError> {
+    let mut rules = unconditional(&NAMESPACE_SYSCALLS);
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|flag| {
             let flag = u64::from(flag.unsigned_abs());
-            SeccompCondition::new(
-                0,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::MaskedEq(flag),
-                flag,
-            )
-            .and_then(|c| SeccompRule::new(vec![c]))
+            arg_rule(0, SeccompCmpOp::MaskedEq(flag), flag)
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sc_err)?;
+        .collect::<Result<Vec<_>, _>>()?;
     rules.insert(libc::SYS_clone, clone_rules);
     if !network {
-        let not_unix = SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )
-        .and_then(|c| SeccompRule::new(vec![c]))
-        .map_err(sc_err)?;
+        let not_unix = arg_rule(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?;
         rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
         rules.insert(libc::SYS_socketpair, vec![not_unix]);
     }
-    deny(rules)
+    Ok(rules)
+}
+
+/// What threads are denied on top of the class rules: the [`metadata_syscalls`], and UNIX
+/// sockets unless the tool declares one (`unix_sockets`): `socket(AF_UNIX, …)` (a new socket can
+/// `connect` or `sendto` any pathname socket the process can see: Landlock has no right for
+/// that) and `socketpair(AF_UNIX, SOCK_DGRAM)` (a datagram socket can `sendmsg` to any address).
+/// A stream or seqpacket `socketpair` stays allowed: its two ends reach only each other.
+fn thread_rules(unix_sockets: bool) -> Result<Rules, SandboxError> {
+    let mut rules = unconditional(&metadata_syscalls());
+    if !unix_sockets {
+        let unix = arg_rule(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?;
+        rules.insert(libc::SYS_socket, vec![unix]);
+        let datagram = SeccompCondition::new(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(0xf),
+            libc::SOCK_DGRAM as u64,
+        )
+        .and_then(|c| SeccompRule::new(vec![c]))
+        .map_err(sc_err)?;
+        rules.insert(libc::SYS_socketpair, vec![datagram]);
+    }
+    Ok(rules)
+}
+
+/// The class filter: [`class_rules`]. All fail with `EPERM`.
+pub(crate) fn class_filter(network: bool) -> Result<BpfProgram, SandboxError> {
+    deny(class_rules(network)?)
+}
+
+/// The mount filter: [`MOUNT_SYSCALLS`]. All fail with `EPERM`.
+pub(crate) fn mount_filter() -> Result<BpfProgram, SandboxError> {
+    deny(unconditional(&MOUNT_SYSCALLS))
+}
+
+/// The one filter a confined thread gets on top of the base filter: the class rules, the mount
+/// filter's and [`thread_rules`]. All fail with `EPERM`.
+pub(crate) fn thread_filter(network: bool, unix_sockets: bool) -> Result<BpfProgram, SandboxError> {
+    let rules = merge(class_rules(network)?, unconditional(&MOUNT_SYSCALLS));
+    deny(merge(rules, thread_rules(unix_sockets)?))
 }
 
 // Classic BPF opcodes (linux/bpf_common.h).
@@ -215,11 +326,15 @@ pub(crate) fn apply_class(network: bool) -> Result<(), SandboxError> {
     apply_filter(&class_filter(network)?).map_err(sc_err)
 }
 
-/// Every filter, for a thread or process with or without `network`: [`apply_base`], then
-/// [`apply_class`].
-pub(crate) fn apply_all(network: bool) -> Result<(), SandboxError> {
+/// Loads the mount filter on the calling thread (once the program's minimal root is built).
+pub(crate) fn apply_mount() -> Result<(), SandboxError> {
+    apply_filter(&mount_filter()?).map_err(sc_err)
+}
+
+/// Every filter of a confined thread: [`apply_base`], then the [`thread_filter`].
+pub(crate) fn apply_thread(network: bool, unix_sockets: bool) -> Result<(), SandboxError> {
     apply_base()?;
-    apply_class(network)
+    apply_filter(&thread_filter(network, unix_sockets)?).map_err(sc_err)
 }
 
 #[cfg(test)]
@@ -231,6 +346,7 @@ mod tests {
         let names: Vec<&str> = denied_syscalls()
             .iter()
             .chain(&NAMESPACE_SYSCALLS)
+            .chain(&MOUNT_SYSCALLS)
             .map(|(n, _)| *n)
             .collect();
         for required in [

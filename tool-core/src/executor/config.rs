@@ -355,4 +355,26 @@ impl ExecutorConfig {
         self.sandbox.tool_slots = n.max(1);
         self
     }
+
+    /// The resource limits of every program a tool starts (default [`ProcessLimits::default`]:
+    /// 1 GiB of memory over all of a run's processes, 256 processes, 256 MiB per written file,
+    /// 60 CPU seconds). A program that reaches one is stopped, and a handler that fails with it
+    /// gets the reason code `resource_limit`.
+    ///
+    /// [`ProcessLimits::default`]: crate::process::ProcessLimits::default
+    pub fn sandbox_limits(mut self, limits: crate::process::ProcessLimits) -> Self {
+        self.sandbox.limits = limits;
+        self
+    }
+
+    /// The resource limits of the programs one tool starts, instead of
+    /// [`sandbox_limits`](Self::sandbox_limits)'.
+    pub fn sandbox_tool_limits(
+        mut self,
+        tool: impl Into<String>,
+        limits: crate::process::ProcessLimits,
+    ) -> Self {
+        self.sandbox.tool_limits.insert(tool.into(), limits);
+        self
+    }
 }

@@ -42,6 +42,8 @@ pub(crate) struct ToolRuntime {
     pub(crate) class: Arc<ClassRuntime>,
     pub(crate) slots: Arc<Semaphore>,
     pub(crate) slot_count: usize,
+    /// The resource limits of the programs the tool starts.
+    pub(crate) limits: super::limits::ProcessLimits,
 }
 
 /// What one call learned about its confinement, for its result and audit event.

@@ -4,8 +4,8 @@
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
     confine_current_thread, default_system_read_paths, recv_spinning, ConfinedPool, FsAccess,
-    IdleSpin, Launcher, Mode as KernelMode, Outcome, PoolConfig, SandboxError, SandboxPolicy,
-    SandboxedCommand, Support,
+    IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PoolConfig, Rlimits, SandboxError,
+    SandboxPolicy, SandboxedCommand, Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -130,6 +130,12 @@ mod other {
         ) -> Result<Self, SandboxError> {
             Ok(self)
         }
+        pub(crate) fn with_unix_sockets(
+            self,
+            _: impl IntoIterator<Item = PathBuf>,
+        ) -> Result<Self, SandboxError> {
+            Ok(self)
+        }
     }
 
     #[derive(Debug, Clone)]
@@ -193,8 +199,38 @@ mod other {
         Cancelled,
     }
 
+    #[derive(Debug, Clone, Default)]
+    pub(crate) struct Rlimits {
+        pub(crate) cpu_secs: Option<u64>,
+        pub(crate) address_space_bytes: Option<u64>,
+        pub(crate) processes: Option<u64>,
+        pub(crate) file_size_bytes: Option<u64>,
+        pub(crate) open_files: Option<u64>,
+        pub(crate) memory_bytes: Option<u64>,
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub(crate) enum LimitHit {
+        Memory,
+        Processes,
+        FileSize,
+        Cpu,
+    }
+
+    impl LimitHit {
+        pub(crate) fn as_str(self) -> &'static str {
+            match self {
+                LimitHit::Memory => "memory",
+                LimitHit::Processes => "processes",
+                LimitHit::FileSize => "file_size",
+                LimitHit::Cpu => "cpu",
+            }
+        }
+    }
+
     pub(crate) struct ProcessOutput {
         pub(crate) outcome: Outcome,
+        pub(crate) limits_hit: Vec<LimitHit>,
         pub(crate) stdout: Vec<u8>,
         pub(crate) stderr: Vec<u8>,
         pub(crate) stdout_truncated: bool,
@@ -233,6 +269,9 @@ mod other {
             self
         }
         pub(crate) fn output_cap(self, _: usize) -> Self {
+            self
+        }
+        pub(crate) fn limits(self, _: Rlimits) -> Self {
             self
         }
         pub(crate) async fn run(

@@ -13,7 +13,7 @@
 //! | a sync `#[tool]` handler | on a worker of its class's pool (Landlock + seccomp, once per worker, irreversibly) | e.g. `landlock-v7+seccomp` |
 //! | an async `#[tool]` handler | on its class's confined current-thread runtime (the thread confined like the workers; its `spawn_blocking` threads inherit it) | e.g. `landlock-v7+seccomp` |
 //! | an async `#[tool]` handler with [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async)`(false)`; a dynamic tool's handler, always | **not confined**: it runs on the caller's tokio runtime, under the static guards only | `none` |
-//! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC (and without network, network) namespaces, Landlock + seccomp, rlimits, a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | after the handler's, e.g. `landlock-v7+seccomp; process: landlock-v7+seccomp+pidns+netns` |
+//! | a program started with [`ToolContext::command`](crate::ToolContext::command) | the helper: its own user, PID, IPC, mount (and without network, network) namespaces with a minimal root (system paths read-only, the workspace, an empty `/tmp`, the declared UNIX sockets), Landlock + seccomp, rlimits and memory and pids cgroups ([`ProcessLimits`](crate::process::ProcessLimits)), a cleared environment, output caps, the call's timeout and cancellation killing the whole tree | after the handler's, e.g. `landlock-v7+seccomp; process: landlock-v7+seccomp+pidns+netns+mntns+pids+mem` |
 //! | nothing (the call was refused before its handler) | | `not_run` |
 //!
 //! A confined thread cannot run the caller's runtime (Landlock and seccomp hold a thread
@@ -55,7 +55,9 @@
 //! # What is not enforced
 //!
 //! Async handlers (above). A sync handler's memory is shared with the rest of the process, and
-//! file descriptors opened before it ran stay usable. UDP for `open_world` tools. Hard links
+//! file descriptors opened before it ran stay usable. Handler threads may not call the metadata
+//! syscalls (`chmod`, `chown`, `utime`, `*xattr` families) nor create UNIX sockets unless their
+//! tool declares `unix_sockets`; they still see what `stat` shows of any path. UDP for `open_world` tools. Hard links
 //! that already exist (the workspace file operations refuse files with more than one link). In
 //! the worker pools the system read paths leave out `/etc/passwd` and `/etc/group` (an in-process
 //! handler has no need for the user database); programs get the full list of
@@ -65,6 +67,7 @@ pub(crate) mod call;
 mod helper;
 pub(crate) mod kernel;
 mod label;
+pub(crate) mod limits;
 pub(crate) mod runtime;
 pub(crate) mod setup;
 pub(crate) mod sync;

@@ -14,6 +14,7 @@ use super::kernel::{
     default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
     SandboxPolicy, Support,
 };
+use super::limits::ProcessLimits;
 use super::runtime::ConfinedRuntime;
 use crate::decl::ToolDecl;
 use crate::registry::Registry;
@@ -71,6 +72,8 @@ pub struct SandboxConfig {
     pub(crate) tool_slots: usize,
     pub(crate) confine_async: bool,
     pub(crate) spin: Duration,
+    pub(crate) limits: ProcessLimits,
+    pub(crate) tool_limits: HashMap<String, ProcessLimits>,
 }
 
 impl Default for SandboxConfig {
@@ -82,6 +85,8 @@ impl Default for SandboxConfig {
             tool_slots: DEFAULT_TOOL_SLOTS,
             confine_async: true,
             spin: DEFAULT_SPIN,
+            limits: ProcessLimits::default(),
+            tool_limits: HashMap::new(),
         }
     }
 }
@@ -168,18 +173,28 @@ impl Confinement {
                 tracing::warn!(error = %e, "tools with script arguments will be refused");
             }
         }
-        let mut classes: [Option<Arc<ClassRuntime>>; 4] = Default::default();
+        // A class per capability and set of declared UNIX sockets: tools that declare sockets
+        // get pools and programs of their own, which may reach those sockets.
+        let mut classes: HashMap<(usize, Vec<String>), Arc<ClassRuntime>> = HashMap::new();
         let mut tools = HashMap::new();
         for tool in registry.iter() {
-            let (access, network) = class_of(tool.decl());
+            let decl = tool.decl();
+            let (access, network) = class_of(decl);
             let i = class_index(access, network);
-            let class = classes[i]
-                .get_or_insert_with(|| {
+            let mut sockets = decl.unix_sockets.clone();
+            sockets.sort();
+            sockets.dedup();
+            let class = classes
+                .entry((i, sockets))
+                .or_insert_with_key(|(_, sockets)| {
                     Arc::new(build_class(
                         root,
-                        i,
-                        access,
-                        network,
+                        Class {
+                            index: i,
+                            access,
+                            network,
+                            sockets,
+                        },
                         mode,
                         config,
                         threads_ok,
@@ -190,12 +205,18 @@ impl Confinement {
                 })
                 .clone();
             let slots = config.tool_slots.max(1);
+            let limits = config
+                .tool_limits
+                .get(&decl.name)
+                .unwrap_or(&config.limits)
+                .clone();
             tools.insert(
-                tool.decl().name.clone(),
+                decl.name.clone(),
                 Arc::new(ToolRuntime {
                     class,
                     slots: Arc::new(Semaphore::new(slots)),
                     slot_count: slots,
+                    limits,
                 }),
             );
         }
@@ -256,12 +277,18 @@ fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String>
     })
 }
 
+/// What a class is made of: its capability and the UNIX sockets its tools declare.
+struct Class<'a> {
+    index: usize,
+    access: FsAccess,
+    network: bool,
+    sockets: &'a [String],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_class(
     root: &Path,
-    i: usize,
-    access: FsAccess,
-    network: bool,
+    class: Class<'_>,
     mode: Mode,
     config: &SandboxConfig,
     threads_ok: bool,
@@ -269,8 +296,20 @@ fn build_class(
     kernel_label: &str,
     launcher: &Result<Launcher, String>,
 ) -> ClassRuntime {
-    let name = CLASS_NAMES[i];
-    let policy = SandboxPolicy::new(root, access, network).map_err(|e| e.to_string());
+    let Class {
+        index: i,
+        access,
+        network,
+        sockets,
+    } = class;
+    let name = if sockets.is_empty() {
+        CLASS_NAMES[i]
+    } else {
+        intern(&format!("{}+unix", CLASS_NAMES[i]))
+    };
+    let policy = SandboxPolicy::new(root, access, network)
+        .and_then(|p| p.with_unix_sockets(sockets.iter().map(PathBuf::from)))
+        .map_err(|e| e.to_string());
     let pool = match (&policy, mode) {
         (_, Mode::Off) => None,
         (_, Mode::Required) if !threads_ok => None,

@@ -795,6 +795,7 @@ mod tests {
             script_args: vec![],
             script_lang: None,
             timeout: None,
+            unix_sockets: vec![],
             source: "test".into(),
         }
     }

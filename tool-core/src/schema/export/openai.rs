@@ -1051,6 +1051,7 @@ mod tests {
                 script_args: vec![],
                 script_lang: None,
                 timeout: None,
+                unix_sockets: vec![],
                 source: "test".into(),
             };
             let e = strict_schema(&d).expect_err(path);
