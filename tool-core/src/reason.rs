@@ -26,7 +26,8 @@ pub enum ReasonCode {
     SafetyDenied,
     /// The safety scan asked for human review and the policy blocks on review.
     ReviewRequired,
-    /// Too many consecutive failures in this session; reset the budget to continue.
+    /// Too many consecutive failures in this session; reset the budget to continue. Over MCP
+    /// also: a server-wide bound (tasks kept, input-required rounds outstanding) is reached.
     ErrorBudgetExhausted,
     /// The tool ran longer than its timeout.
     Timeout,
@@ -61,11 +62,16 @@ pub enum ReasonCode {
     InputInvalid,
     /// The tool asked too many questions, or in too many rounds.
     InputLimitExceeded,
+    /// One MCP client holds as many running tasks or outstanding input-required rounds as its
+    /// quota allows (clients are told apart by the hash of their `Authorization` header, or by
+    /// their session): this client's request is refused, other clients are still served. It
+    /// may try again once one of its tasks has ended or one of its rounds was answered or expired.
+    ClientQuotaExceeded,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 21] = [
+    pub const ALL: [ReasonCode; 22] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -87,6 +93,7 @@ impl ReasonCode {
         ReasonCode::InputRequired,
         ReasonCode::InputInvalid,
         ReasonCode::InputLimitExceeded,
+        ReasonCode::ClientQuotaExceeded,
     ];
 
     /// The stable snake_case name.
@@ -113,6 +120,7 @@ impl ReasonCode {
             ReasonCode::InputRequired => "input_required",
             ReasonCode::InputInvalid => "input_invalid",
             ReasonCode::InputLimitExceeded => "input_limit_exceeded",
+            ReasonCode::ClientQuotaExceeded => "client_quota_exceeded",
         }
     }
 
