@@ -384,3 +384,44 @@ async fn a_client_at_its_quota_of_open_rounds_is_refused_and_another_is_still_se
         assert!(question(&r).is_some(), "{}", r.message);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_made_up_session_id_on_a_stateless_request_is_no_new_client() {
+    // A client without a token shares the anonymous quota, whatever session id it sends on a
+    // stateless request (none was issued to it).
+    let s = start(QUOTA).await;
+    let mut accepted = 0;
+    for n in 0..MAX_TASKS {
+        let sid = format!("made-up-{n}");
+        let params = json!({"name": "hold", "arguments": {"ms": 600_000}});
+        let headers = [("Mcp-Session-Id", sid.as_str())];
+        let r = post_with(
+            s.addr,
+            "tools/call",
+            Some("hold"),
+            task_caps(),
+            params,
+            &headers,
+        )
+        .await;
+        match task_id(&r) {
+            Some(_) => accepted += 1,
+            None => assert_eq!(
+                refusal(&r).as_deref(),
+                Some("client_quota_exceeded"),
+                "{}",
+                r.message
+            ),
+        }
+    }
+    assert_eq!(accepted, QUOTA);
+    let b = call_as(
+        &s,
+        "b",
+        task_caps(),
+        "instant",
+        json!({"arguments": {"n": 3}}),
+    )
+    .await;
+    assert!(task_id(&b).is_some(), "{}", b.message);
+}
