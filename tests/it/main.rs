@@ -21,6 +21,7 @@ mod mcp_input;
 mod mcp_load;
 mod mcp_prompt_input;
 mod mcp_proxy;
+mod mcp_quota;
 mod mcp_resources;
 mod mcp_tasks;
 mod mcp_wire;

@@ -26,7 +26,8 @@ pub enum ReasonCode {
     SafetyDenied,
     /// The safety scan asked for human review and the policy blocks on review.
     ReviewRequired,
-    /// Too many consecutive failures in this session; reset the budget to continue.
+    /// Too many consecutive failures in this session; reset the budget to continue. Over MCP
+    /// also: a server-wide bound (tasks kept, input-required rounds outstanding) is reached.
     ErrorBudgetExhausted,
     /// The tool ran longer than its timeout.
     Timeout,
@@ -65,6 +66,11 @@ pub enum ReasonCode {
     InputInvalid,
     /// The tool asked too many questions, or in too many rounds.
     InputLimitExceeded,
+    /// One MCP client holds as many running tasks or outstanding input-required rounds as its
+    /// quota allows (clients are told apart by the hash of their `Authorization` header, or by
+    /// their session): this client's request is refused, other clients are still served. It
+    /// may try again once one of its tasks has ended or one of its rounds was answered or expired.
+    ClientQuotaExceeded,
 }
 
 impl ReasonCode {
@@ -92,6 +98,7 @@ impl ReasonCode {
         ReasonCode::InputRequired,
         ReasonCode::InputInvalid,
         ReasonCode::InputLimitExceeded,
+        ReasonCode::ClientQuotaExceeded,
     ];
 
     /// The stable snake_case name.
@@ -119,6 +126,7 @@ impl ReasonCode {
             ReasonCode::InputRequired => "input_required",
             ReasonCode::InputInvalid => "input_invalid",
             ReasonCode::InputLimitExceeded => "input_limit_exceeded",
+            ReasonCode::ClientQuotaExceeded => "client_quota_exceeded",
         }
     }
 

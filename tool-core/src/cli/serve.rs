@@ -2,7 +2,9 @@
 //! behind our checks, served over stdio or streamable HTTP). Both run every call through the
 //! executor, with the static script scan (default policy) as its script gate unless `--scan off`;
 //! approvals go to the client (input-required results for 2026-07-28 clients, elicitation for
-//! 2025-11-25 clients) and are denied when it can do neither.
+//! 2025-11-25 clients) and are denied when it can do neither. Each client (by `Authorization`
+//! header, or by session) runs at most `--max-tasks-per-client` tasks and has at most
+//! `--max-pending-per-client` input-required rounds outstanding.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -17,7 +19,8 @@ use crate::audit::JsonlAuditSink;
 use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ChildRevision, ProxyConfig};
-use crate::mcp::{ExecutorBackend, Named, ServerInfo};
+use crate::mcp::quota::{DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_TASKS_PER_CLIENT};
+use crate::mcp::{ClientQuotas, ExecutorBackend, McpBackend, McpServer, Named, ServerInfo};
 use crate::registry::Registry;
 use crate::resource::Resources;
 
@@ -67,6 +70,35 @@ impl ExecArgs {
     }
 }
 
+/// Per-client quotas, shared by `serve` and `proxy`.
+#[derive(Debug, Args)]
+pub(crate) struct QuotaArgs {
+    /// Most tasks one client (one `Authorization` header, or one session) runs at a time.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TASKS_PER_CLIENT, value_parser = parse_quota)]
+    max_tasks_per_client: usize,
+    /// Most input-required rounds (approval or a tool's questions) one client has outstanding.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PENDING_PER_CLIENT, value_parser = parse_quota)]
+    max_pending_per_client: usize,
+}
+
+impl QuotaArgs {
+    fn server<B: McpBackend>(&self, backend: B) -> McpServer<B> {
+        McpServer::new(backend).with_client_quotas(
+            ClientQuotas::new()
+                .with_max_tasks_per_client(self.max_tasks_per_client)
+                .with_max_pending_per_client(self.max_pending_per_client),
+        )
+    }
+}
+
+fn parse_quota(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("a quota of 0 would serve nobody".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Arguments of `serve`.
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("transport").required(true).args(["stdio", "http"]))]
@@ -77,6 +109,8 @@ pub(crate) struct ServeArgs {
     /// Speak MCP over streamable HTTP at http://ADDR/mcp (loopback Host headers only).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    #[command(flatten)]
+    quotas: QuotaArgs,
     #[command(flatten)]
     exec: ExecArgs,
 }
@@ -95,6 +129,8 @@ pub(crate) struct ProxyArgs {
     /// 2025-11-25), `2026-07-28` or `2025-11-25`.
     #[arg(long, value_name = "REVISION", default_value = "auto")]
     child_revision: ChildRevision,
+    #[command(flatten)]
+    quotas: QuotaArgs,
     #[command(flatten)]
     exec: ExecArgs,
     /// The MCP server to start, and its arguments.
@@ -126,13 +162,15 @@ pub(crate) fn run_serve(
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let tools = executor.registry().len();
-        let backend = Named::new(ExecutorBackend::new(executor), info);
+        let server = args
+            .quotas
+            .server(Named::new(ExecutorBackend::new(executor), info));
         match args.http {
             Some(addr) => {
                 eprintln!("serving {tools} tools at http://{addr}/mcp");
-                crate::mcp::serve_http(backend, addr).await
+                crate::mcp::serve_http_server(server, addr).await
             }
-            None => crate::mcp::serve_stdio(backend).await,
+            None => crate::mcp::serve_stdio_server(server).await,
         }
     });
     result.map_err(|e| CliError(e.to_string()))?;
@@ -163,15 +201,16 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
         let backend = ExecutorBackend::new(args.exec.executor(registry, &Resources::new())?);
+        let server = args.quotas.server(backend);
         let served = match args.http {
             Some(addr) => {
                 eprintln!(
                     "serving {} tools of `{command}` at http://{addr}/mcp",
                     imported.tools.len()
                 );
-                crate::mcp::serve_http(backend, addr).await
+                crate::mcp::serve_http_server(server, addr).await
             }
-            None => crate::mcp::serve_stdio(backend).await,
+            None => crate::mcp::serve_stdio_server(server).await,
         };
         imported.shutdown().await;
         served.map_err(|e| CliError(e.to_string()))
@@ -238,5 +277,42 @@ mod tests {
             unknown.to_string().contains("unknown MCP revision"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn quotas_default_below_the_server_bounds_and_refuse_zero() {
+        let p = parse(&["--workspace", "/w", "--", "s"]).expect("parses");
+        assert_eq!(p.quotas.max_tasks_per_client, DEFAULT_MAX_TASKS_PER_CLIENT);
+        assert_eq!(
+            p.quotas.max_pending_per_client,
+            DEFAULT_MAX_PENDING_PER_CLIENT
+        );
+        let p = parse(&[
+            "--max-tasks-per-client",
+            "3",
+            "--max-pending-per-client",
+            "5",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ])
+        .expect("parses");
+        assert_eq!(
+            (
+                p.quotas.max_tasks_per_client,
+                p.quotas.max_pending_per_client
+            ),
+            (3, 5)
+        );
+        let zero = parse(&[
+            "--max-tasks-per-client",
+            "0",
+            "--workspace",
+            "/w",
+            "--",
+            "s",
+        ]);
+        assert!(zero.is_err());
     }
 }

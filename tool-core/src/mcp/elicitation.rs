@@ -2,10 +2,13 @@
 //! two ways of asking: a server-to-client `elicitation/create` request (2025-11-25 sessions) and
 //! an input request inside an input-required result (2026-07-28).
 
+use futures::future::BoxFuture;
 use rmcp::model::{ElicitRequestParams, ElicitationAction};
+use rmcp::service::ElicitationMode;
+use rmcp::{Peer, RoleServer};
 use serde_json::{json, Value};
 
-use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest};
+use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approver};
 
 /// The form that asks whether `req` may run. It offers a session grant only when the request
 /// allows one.
@@ -66,6 +69,37 @@ pub(super) fn interpret_answer(
         ApprovalDecision::ApproveForSession
     } else {
         ApprovalDecision::Approve
+    }
+}
+
+/// Approval through MCP form elicitation; a client without the capability gets a denial.
+pub(super) struct ElicitationApprover {
+    pub(super) peer: Peer<RoleServer>,
+}
+
+impl Approver for ElicitationApprover {
+    fn decide<'a>(&'a self, req: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            if !self
+                .peer
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+            {
+                return ApprovalDecision::Deny {
+                    reason: "approval needed, and the client does not support elicitation".into(),
+                };
+            }
+            let params = match approval_params(req) {
+                Ok(p) => p,
+                Err(e) => return ApprovalDecision::Deny { reason: e },
+            };
+            match self.peer.create_elicitation(params).await {
+                Ok(res) => interpret_answer(res.action, res.content.as_ref(), req),
+                Err(e) => ApprovalDecision::Deny {
+                    reason: format!("the approval request failed: {e}"),
+                },
+            }
+        })
     }
 }
 

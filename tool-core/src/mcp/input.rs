@@ -233,6 +233,45 @@ impl InputHandler for StatelessInput {
     }
 }
 
+/// The answers a stateless run of the tool starts with: those the verified state carries, and
+/// this request's `inputResponses` to the questions the state's round asked. Without a state,
+/// the responses answer whatever the tool asks (a client answering before it was asked: its
+/// word either way); the approval key is never one of them.
+pub(super) fn known_answers(
+    prior: Option<&super::input_required::Progress>,
+    responses: rmcp::model::InputResponses,
+) -> BTreeMap<String, KnownAnswer> {
+    let mut known: BTreeMap<String, KnownAnswer> = prior
+        .map(|p| {
+            p.answers
+                .iter()
+                .map(|(id, a)| {
+                    let answer = KnownAnswer {
+                        value: a.value.clone(),
+                        request: Some(a.request.clone()),
+                    };
+                    (id.clone(), answer)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for (id, value) in responses {
+        if id == super::input_required::APPROVAL_INPUT_KEY {
+            continue;
+        }
+        let request = match prior {
+            Some(p) => match p.asked.get(&id) {
+                Some(hash) => Some(hash.clone()),
+                // Not asked in the round this answers: ignored.
+                None => continue,
+            },
+            None => None,
+        };
+        known.insert(id, KnownAnswer { value, request });
+    }
+    known
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,9 @@
 //! so far (each bound to the hash of the question it answered) and the questions asked last.
 //! On the retry the call goes through the executor's whole pipeline again and the tool runs
 //! again from the start, its earlier answers available; an approval answer never covers other
-//! arguments, and at most [`MAX_INPUT_ROUNDS`] rounds are asked.
+//! arguments, and at most [`MAX_INPUT_ROUNDS`] rounds are asked. An issued state is an
+//! outstanding round of its client until it is used or expires, within the client's quota
+//! ([`super::quota`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,11 +28,13 @@ use rmcp::model::{
     ClientCapabilities, ElicitResult, InputRequest, InputRequests, InputRequiredResult,
     InputResponses, RequestStateCodec, RequestStateError, SealOptions,
 };
+use rmcp::ErrorData;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::elicitation::{approval_params, interpret_answer};
+use super::quota::{Caller, ClientQuotas, Rounds};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::input::APPROVAL_INPUT_ID;
 use crate::reason::ReasonCode;
@@ -163,7 +167,12 @@ pub(super) struct ApprovalStates {
     codec: RequestStateCodec,
     /// Nonces already used, until their state has expired anyway.
     used: Mutex<HashMap<String, Instant>>,
+    /// Nonces issued and not yet used, per client.
+    rounds: Rounds,
 }
+
+/// A state, or why it could not be made (the questions cannot be asked).
+pub(super) type Sealed = Result<String, String>;
 
 impl std::fmt::Debug for ApprovalStates {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -172,64 +181,74 @@ impl std::fmt::Debug for ApprovalStates {
 }
 
 impl ApprovalStates {
-    /// A fresh signing key from the operating system's random source.
-    pub(super) fn new() -> Result<Self, String> {
+    /// A fresh signing key from the operating system's random source, and these bounds on
+    /// outstanding rounds.
+    pub(super) fn new(quotas: &ClientQuotas) -> Result<Self, String> {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| format!("no random source for the key: {e}"))?;
         let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
         Ok(ApprovalStates {
             codec,
             used: Mutex::new(HashMap::new()),
+            rounds: Rounds::new(quotas),
         })
     }
 
-    /// The state for a call of `tool` with `client_args` by `caller` that got this far.
+    /// The state for a call of `tool` with `client_args` by `caller` that got this far. `Err`
+    /// when the caller has its quota of outstanding rounds (the JSON-RPC error to answer with).
     pub(super) fn issue(
         &self,
         tool: &str,
         client_args: &Map<String, Value>,
-        caller: &str,
+        caller: &Caller,
         progress: &Progress,
-    ) -> Result<String, String> {
+    ) -> Result<Sealed, ErrorData> {
         self.issue_for(TOOLS_CALL, tool, client_args, caller, progress)
     }
 
     /// The state for a `method` request about `name` (a tool, a prompt) with `client_args` by
-    /// `caller` that got this far.
+    /// `caller` that got this far, counted as one of its outstanding rounds.
     pub(super) fn issue_for(
         &self,
         method: &str,
         tool: &str,
         client_args: &Map<String, Value>,
-        caller: &str,
+        caller: &Caller,
         progress: &Progress,
-    ) -> Result<String, String> {
+    ) -> Result<Sealed, ErrorData> {
         let answer_bytes: usize = progress
             .answers
             .values()
             .map(|a| serde_json::to_vec(&a.value).map_or(usize::MAX, |b| b.len()))
             .fold(0, usize::saturating_add);
         if answer_bytes > MAX_STATE_ANSWER_BYTES {
-            return Err(format!(
+            return Ok(Err(format!(
                 "the answers so far have {answer_bytes} bytes; at most \
                  {MAX_STATE_ANSWER_BYTES} are carried from round to round"
-            ));
+            )));
         }
         let mut nonce = [0u8; 16];
-        getrandom::fill(&mut nonce).map_err(|e| format!("no random source: {e}"))?;
+        if let Err(e) = getrandom::fill(&mut nonce) {
+            return Ok(Err(format!("no random source: {e}")));
+        }
         let payload = Payload {
             nonce: hex::encode(nonce),
             method: method.to_owned(),
             tool: tool.to_owned(),
             progress: progress.clone(),
         };
-        let context = signed_context(method, tool, client_args, caller);
-        self.codec
-            .seal_json_with(
-                &payload,
-                &SealOptions::new().associated_data(&context).ttl(STATE_TTL),
-            )
-            .map_err(|e| e.to_string())
+        self.rounds
+            .open(&caller.client, &payload.nonce, Instant::now() + STATE_TTL)?;
+        let context = signed_context(method, tool, client_args, &caller.id);
+        let sealed = self.codec.seal_json_with(
+            &payload,
+            &SealOptions::new().associated_data(&context).ttl(STATE_TTL),
+        );
+        if sealed.is_err() {
+            // Never sent: not outstanding.
+            self.rounds.close(&payload.nonce);
+        }
+        Ok(sealed.map_err(|e| e.to_string()))
     }
 
     /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up.
@@ -238,7 +257,7 @@ impl ApprovalStates {
         state: &str,
         tool: &str,
         client_args: &Map<String, Value>,
-        caller: &str,
+        caller: &Caller,
     ) -> Result<Progress, StateRefusal> {
         self.redeem_for(state, TOOLS_CALL, tool, client_args, caller)
     }
@@ -251,9 +270,9 @@ impl ApprovalStates {
         method: &str,
         tool: &str,
         client_args: &Map<String, Value>,
-        caller: &str,
+        caller: &Caller,
     ) -> Result<Progress, StateRefusal> {
-        let context = signed_context(method, tool, client_args, caller);
+        let context = signed_context(method, tool, client_args, &caller.id);
         let payload: Payload =
             self.codec
                 .open_json_with(state, &context)
@@ -274,6 +293,8 @@ impl ApprovalStates {
                 message: "the requestState was issued for another tool".to_owned(),
             });
         }
+        // Answered: the round is no longer outstanding, whatever the retry comes to.
+        self.rounds.close(&payload.nonce);
         let now = Instant::now();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         used.retain(|_, until| *until > now);
@@ -544,6 +565,45 @@ mod tests {
         }
     }
 
+    fn who(id: &str) -> Caller {
+        Caller::keyed(id)
+    }
+
+    #[test]
+    fn an_issued_state_is_outstanding_until_used() {
+        let quotas = ClientQuotas::new().with_max_pending_per_client(1);
+        let states = ApprovalStates::new(&quotas).expect("key");
+        let args = obj(json!({"path": "a"}));
+        let progress = asked(&json!({"path": "a"}));
+        let first = states
+            .issue("write", &args, &who("alice"), &progress)
+            .expect("quota")
+            .expect("sealed");
+        let e = states
+            .issue("write", &args, &who("alice"), &progress)
+            .expect_err("at quota");
+        assert_eq!(
+            e.data.expect("data")["reason_code"],
+            "client_quota_exceeded"
+        );
+        let bob = states
+            .issue("write", &args, &who("bob"), &progress)
+            .expect("another client");
+        assert!(bob.is_ok());
+        // A refused retry (another caller) does not answer the round; the right one does.
+        assert!(states.redeem(&first, "write", &args, &who("bob")).is_err());
+        assert!(states
+            .issue("write", &args, &who("alice"), &progress)
+            .is_err());
+        states
+            .redeem(&first, "write", &args, &who("alice"))
+            .expect("verifies");
+        assert_eq!(states.rounds.outstanding(), 1);
+        assert!(states
+            .issue("write", &args, &who("alice"), &progress)
+            .is_ok());
+    }
+
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap_or_default()
     }
@@ -560,29 +620,33 @@ mod tests {
 
     #[test]
     fn a_state_verifies_once_for_its_tool_arguments_and_caller() {
-        let states = ApprovalStates::new().expect("key");
+        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
         let args = obj(json!({"path": "a", "text": "x"}));
         let progress = asked(&json!({"path": "a", "text": "x"}));
-        let state = states.issue("write", &args, "", &progress).expect("sealed");
+        let state = states
+            .issue("write", &args, &who(""), &progress)
+            .expect("quota")
+            .expect("sealed");
         // Key order does not change the canonical arguments.
         let reordered = obj(json!({"text": "x", "path": "a"}));
         let back = states
-            .redeem(&state, "write", &reordered, "")
+            .redeem(&state, "write", &reordered, &who(""))
             .expect("verifies");
         assert_eq!(back, progress);
         assert_eq!(back.ticket("write").map(|t| t.tool), Some("write".into()));
         let again = states
-            .redeem(&state, "write", &args, "")
+            .redeem(&state, "write", &args, &who(""))
             .expect_err("replay");
         assert_eq!(again.code, ReasonCode::ApprovalStateReplayed);
     }
 
     #[test]
     fn other_arguments_tools_callers_or_bytes_do_not_verify() {
-        let states = ApprovalStates::new().expect("key");
+        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
         let args = obj(json!({"path": "a"}));
         let state = states
-            .issue("write", &args, "alice", &asked(&json!({"path": "a"})))
+            .issue("write", &args, &who("alice"), &asked(&json!({"path": "a"})))
+            .expect("quota")
             .expect("sealed");
         let other = obj(json!({"path": "b"}));
         for (s, tool, a, caller) in [
@@ -591,27 +655,29 @@ mod tests {
             (state.clone(), "write", &args, "bob"),
             (format!("{state}x"), "write", &args, "alice"),
         ] {
-            let e = states.redeem(&s, tool, a, caller).expect_err("refused");
+            let e = states
+                .redeem(&s, tool, a, &who(caller))
+                .expect_err("refused");
             assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         }
         // Another process's key does not verify it either.
-        let e = ApprovalStates::new()
+        let e = ApprovalStates::new(&ClientQuotas::default())
             .expect("key")
-            .redeem(&state, "write", &args, "alice")
+            .redeem(&state, "write", &args, &who("alice"))
             .expect_err("other key");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // Nor for a prompt of the same name.
         let e = states
-            .redeem_for(&state, PROMPTS_GET, "write", &args, "alice")
+            .redeem_for(&state, PROMPTS_GET, "write", &args, &who("alice"))
             .expect_err("other method");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // The refusals did not use it up.
-        assert!(states.redeem(&state, "write", &args, "alice").is_ok());
+        assert!(states.redeem(&state, "write", &args, &who("alice")).is_ok());
     }
 
     #[test]
     fn a_state_carries_at_most_so_many_answer_bytes() {
-        let states = ApprovalStates::new().expect("key");
+        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
         let mut progress = Progress::default();
         for i in 0..5 {
             progress.answers.insert(
@@ -622,19 +688,23 @@ mod tests {
                 },
             );
         }
-        assert!(states.issue("t", &Map::new(), "", &progress).is_err());
+        assert!(states
+            .issue("t", &Map::new(), &who(""), &progress)
+            .expect("quota")
+            .is_err());
     }
 
     #[tokio::test]
     async fn an_answer_approves_only_the_arguments_asked_about() {
-        let states = ApprovalStates::new().expect("key");
+        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
         let asked_req = req(json!({"path": "a"}));
         let args = obj(json!({"path": "a"}));
         let state = states
-            .issue("write", &args, "", &asked(&json!({"path": "a"})))
+            .issue("write", &args, &who(""), &asked(&json!({"path": "a"})))
+            .expect("quota")
             .expect("sealed");
         let ticket = states
-            .redeem(&state, "write", &args, "")
+            .redeem(&state, "write", &args, &who(""))
             .expect("verifies")
             .ticket("write")
             .expect("ticket");

@@ -21,6 +21,10 @@
 //! Tools declared with [`tasks::TaskTools`] are also served as tasks (the
 //! `io.modelcontextprotocol/tasks` extension) to clients that declare it ([`tasks`]).
 //!
+//! Running tasks and outstanding input-required rounds are bounded server-wide and, below that,
+//! per client ([`ClientQuotas`], [`quota`]): a client at its quota is refused with
+//! `client_quota_exceeded`, and the others are still served.
+//!
 //! [`ExecutorBackend`] is the backend to serve: every call goes through the [`Executor`]'s full
 //! pipeline, one executor session per client connection (per request for a stateless client).
 //!
@@ -37,8 +41,10 @@ mod http_guard;
 mod input;
 mod input_required;
 pub mod logging;
+mod progress;
 pub mod prompts;
 pub mod proxy;
+pub mod quota;
 pub mod resources;
 mod server;
 mod stdio_guard;
@@ -49,5 +55,6 @@ pub use backend::{
 };
 pub use executor_backend::ExecutorBackend;
 pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
+pub use quota::ClientQuotas;
 pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
 pub use server::{serve_http_server, serve_http_server_on, serve_stdio_server};

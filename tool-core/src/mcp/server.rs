@@ -1,6 +1,5 @@
 //! The MCP server: a [`McpBackend`] behind rmcp's `ServerHandler`, over stdio or streamable HTTP.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -10,41 +9,39 @@ use rmcp::model::{
     DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     Implementation, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, ToolsCapability,
-    UnsubscribeRequestParams, UpdateTaskParams, TASKS_EXTENSION_ID,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, Tool, ToolsCapability, UnsubscribeRequestParams, UpdateTaskParams,
+    TASKS_EXTENSION_ID,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
-use sha2::Digest;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-
-use futures::future::BoxFuture;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use super::catalog::Catalog;
-use super::elicitation::{approval_params, interpret_answer};
+use super::elicitation::ElicitationApprover;
 use super::headers::check_header_annotations;
 use super::http_guard::{check_body, MAX_BODY_BYTES};
-use super::input::{KnownAnswer, PeerInput, StatelessInput};
+use super::input::{known_answers, PeerInput, StatelessInput};
 use super::input_required::{
     approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
     AnsweredApprover, ApprovalMark, ApprovalStates, AskingApprover, GrantedApprover, Progress,
-    RecordingApprover, APPROVAL_INPUT_KEY, MAX_INPUT_ROUNDS, PROMPTS_GET,
+    RecordingApprover, MAX_INPUT_ROUNDS, PROMPTS_GET,
 };
 use super::prompts::{PromptInput, Prompts};
+use super::quota::{caller_of, is_stateless, ClientQuotas};
 use super::resources::{Resources, Subscriptions};
 use super::stdio_guard::guarded;
 use super::tasks::{AskingFirstInput, NoApprovalInTask, TaskStore, TaskSupport, TaskTools};
 
 use super::content::call_result;
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
-use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
-use crate::context::{Progress as ProgressReport, ProgressSink};
+use super::progress::progress_forwarder;
+use crate::approval::Approver;
 use crate::input::{InputHandler, InputKind};
 use crate::reason::ReasonCode;
 
@@ -117,22 +114,37 @@ impl<B: McpBackend> McpServer<B> {
 
     /// Serve a shared backend.
     pub fn from_arc(backend: Arc<B>) -> Self {
-        let states = match ApprovalStates::new() {
-            Ok(s) => Some(Arc::new(s)),
-            Err(e) => {
-                tracing::warn!(error = %e, "approval through input-required results is off");
-                None
-            }
-        };
         McpServer {
             backend,
-            states,
+            states: signing_states(&ClientQuotas::default()),
             log_level: ConnectionLogLevel::default(),
             catalog: Arc::default(),
             subscriptions: Arc::default(),
             tasks: Arc::default(),
             task_store: Arc::default(),
         }
+    }
+
+    /// Bound running tasks and outstanding input-required rounds, server-wide and per client
+    /// (defaults: [`ClientQuotas::new`]). Set before serving: it starts the server's tasks and
+    /// signing key afresh.
+    pub fn with_client_quotas(mut self, quotas: ClientQuotas) -> Self {
+        self.task_store = Arc::new(TaskStore::new(quotas));
+        self.states = signing_states(&quotas);
+        self
+    }
+
+    /// Let one client run at most `n` tasks at a time (the other bounds unchanged).
+    pub fn with_max_tasks_per_client(self, n: usize) -> Self {
+        let quotas = self.task_store.quotas().with_max_tasks_per_client(n);
+        self.with_client_quotas(quotas)
+    }
+
+    /// Let one client have at most `n` input-required rounds outstanding (the other bounds
+    /// unchanged).
+    pub fn with_max_pending_per_client(self, n: usize) -> Self {
+        let quotas = self.task_store.quotas().with_max_pending_per_client(n);
+        self.with_client_quotas(quotas)
     }
 
     /// Also serve these tools as tasks (the `io.modelcontextprotocol/tasks` extension).
@@ -153,8 +165,13 @@ impl<B: McpBackend> McpServer<B> {
         self
     }
 
-    /// Check what is served before serving it: every tool's `x-mcp-header` declarations.
+    /// Check what is served before serving it: the quotas, every tool's `x-mcp-header`
+    /// declarations.
     pub fn check(&self) -> Result<(), ServeError> {
+        self.task_store
+            .quotas()
+            .check()
+            .map_err(ServeError::Invalid)?;
         let listed = self.backend.list_tools();
         for name in self.tasks.names() {
             if !listed
@@ -338,12 +355,14 @@ impl<B: McpBackend> McpServer<B> {
                 answers: progress.answers.clone(),
                 asked: Default::default(),
             };
+            if next_round > MAX_INPUT_ROUNDS {
+                return Ok(too_many_rounds().into());
+            }
             let question = states
-                .issue(&name, &args, &caller, &next)
+                .issue(&name, &args, &caller, &next)?
                 .and_then(|state| approval_question(&asked, state));
             return match question {
-                Ok(q) if next_round <= MAX_INPUT_ROUNDS => Ok(q.into()),
-                Ok(_) => Ok(too_many_rounds().into()),
+                Ok(q) => Ok(q.into()),
                 Err(e) => Ok(result_of(McpCallOutcome::refused(
                     ReasonCode::ApprovalDenied,
                     format!("the approval question could not be built: {e}"),
@@ -375,7 +394,7 @@ impl<B: McpBackend> McpServer<B> {
                 &round.pending,
             );
             let questions = states
-                .issue(&name, &args, &caller, &next)
+                .issue(&name, &args, &caller, &next)?
                 .and_then(|state| tool_questions(&round.pending, state));
             return Ok(match questions {
                 Ok(q) => q.into(),
@@ -406,11 +425,10 @@ impl<B: McpBackend> McpServer<B> {
             .with_approver(Arc::new(NoApprovalInTask))
             .with_input(input);
         let backend = Arc::clone(&self.backend);
-        let store = Arc::clone(&self.task_store);
-        let id = started.id;
+        let done = self.task_store.finisher(&started.id);
         tokio::spawn(async move {
             let outcome = backend.call_tool(name.clone(), args, ctx).await;
-            store.finish(&id, task_result(&name, outcome));
+            done.finish(task_result(&name, outcome));
         });
         Ok(started.created)
     }
@@ -454,13 +472,12 @@ impl<B: McpBackend> McpServer<B> {
             .with_input(input);
         let (done_tx, done) = oneshot::channel::<()>();
         let backend = Arc::clone(&self.backend);
-        let store = Arc::clone(&self.task_store);
-        let id = started.id.clone();
+        let finisher = self.task_store.finisher(&started.id);
         let tool = name.clone();
         let call_args = args.clone();
         tokio::spawn(async move {
             let outcome = backend.call_tool(tool.clone(), call_args, ctx).await;
-            store.finish(&id, task_result(&tool, outcome));
+            finisher.finish(task_result(&tool, outcome));
             let _ = done_tx.send(());
         });
         // The gate's sender is dropped with the call's input when the call ends: only a gate
@@ -489,7 +506,7 @@ impl<B: McpBackend> McpServer<B> {
         }
         let next = Progress::after_round(next_round, None, round.used, &round.pending);
         Ok(states
-            .issue(&name, &args, &caller, &next)
+            .issue(&name, &args, &caller, &next)?
             .and_then(|state| tool_questions(&round.pending, state))
             .map_or_else(
                 |e| {
@@ -563,7 +580,7 @@ impl<B: McpBackend> McpServer<B> {
         }
         let next = Progress::after_round(next_round, None, round.used, &round.pending);
         states
-            .issue_for(PROMPTS_GET, &name, &args, &caller, &next)
+            .issue_for(PROMPTS_GET, &name, &args, &caller, &next)?
             .and_then(|state| tool_questions(&round.pending, state))
             .map(Into::into)
             .map_err(|e| {
@@ -598,54 +615,16 @@ fn task_result(name: &str, outcome: McpCallOutcome) -> Result<JsonObject, ErrorD
     }
 }
 
-/// The answers a stateless run of the tool starts with: those the verified state carries, and
-/// this request's `inputResponses` to the questions the state's round asked. Without a state,
-/// the responses answer whatever the tool asks (a client answering before it was asked: its
-/// word either way); the approval key is never one of them.
-fn known_answers(
-    prior: Option<&Progress>,
-    responses: rmcp::model::InputResponses,
-) -> BTreeMap<String, KnownAnswer> {
-    let mut known: BTreeMap<String, KnownAnswer> = prior
-        .map(|p| {
-            p.answers
-                .iter()
-                .map(|(id, a)| {
-                    let answer = KnownAnswer {
-                        value: a.value.clone(),
-                        request: Some(a.request.clone()),
-                    };
-                    (id.clone(), answer)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    for (id, value) in responses {
-        if id == APPROVAL_INPUT_KEY {
-            continue;
+/// The signing key of a server with these bounds on outstanding rounds; `None` (approval over
+/// input-required results denied) without a random source.
+fn signing_states(quotas: &ClientQuotas) -> Option<Arc<ApprovalStates>> {
+    match ApprovalStates::new(quotas) {
+        Ok(s) => Some(Arc::new(s)),
+        Err(e) => {
+            tracing::warn!(error = %e, "approval through input-required results is off");
+            None
         }
-        let request = match prior {
-            Some(p) => match p.asked.get(&id) {
-                Some(hash) => Some(hash.clone()),
-                // Not asked in the round this answers: ignored.
-                None => continue,
-            },
-            None => None,
-        };
-        known.insert(id, KnownAnswer { value, request });
     }
-    known
-}
-
-/// Who a stateless request comes from, as far as it says: the SHA-256 of its `Authorization`
-/// header, empty without one.
-fn caller_of(context: &RequestContext<RoleServer>) -> String {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()
-        .and_then(|parts| parts.headers.get(axum::http::header::AUTHORIZATION))
-        .map(|v| hex::encode(sha2::Sha256::digest(v.as_bytes())))
-        .unwrap_or_default()
 }
 
 /// A JSON-RPC invalid-params error carrying `code` as data.
@@ -684,13 +663,6 @@ fn too_many_rounds() -> CallToolResult {
         &format!("the call asked for input in more than {MAX_INPUT_ROUNDS} rounds"),
         None,
     )
-}
-
-/// `true` when the request speaks 2026-07-28 or later (stateless, per-request `_meta`).
-fn is_stateless(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 impl<B: McpBackend> ServerHandler for McpServer<B> {
@@ -843,7 +815,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         self.task_store
-            .get(&request.task_id, &caller_of(&context))
+            .get(&request.task_id, &caller_of(&context).id)
             .map(GetTaskResult::new)
     }
 
@@ -854,7 +826,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
     ) -> Result<(), ErrorData> {
         let responses = request.input_responses.into_iter().collect();
         self.task_store
-            .update(&request.task_id, &caller_of(&context), responses)
+            .update(&request.task_id, &caller_of(&context).id, responses)
     }
 
     async fn cancel_task(
@@ -863,7 +835,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.task_store
-            .cancel(&request.task_id, &caller_of(&context))
+            .cancel(&request.task_id, &caller_of(&context).id)
     }
 
     async fn call_tool(
@@ -945,89 +917,6 @@ fn refusal_result(code: ReasonCode, message: &str, error_code: Option<String>) -
     r.structured_content = Some(data);
     r.meta = Some(meta);
     r
-}
-
-enum ProgressMsg {
-    Report(ProgressReport),
-    Flush(oneshot::Sender<()>),
-}
-
-struct ProgressFlush {
-    tx: mpsc::UnboundedSender<ProgressMsg>,
-}
-
-impl ProgressFlush {
-    async fn flush(self) {
-        let (ack_tx, ack_rx) = oneshot::channel();
-        if self.tx.send(ProgressMsg::Flush(ack_tx)).is_ok() {
-            let _ = ack_rx.await;
-        }
-    }
-}
-
-/// A progress sink that forwards reports, in order, as `notifications/progress` for `token`.
-fn progress_forwarder(
-    peer: Peer<RoleServer>,
-    token: rmcp::model::ProgressToken,
-) -> (ProgressSink, ProgressFlush) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<ProgressMsg>();
-    tokio::spawn(async move {
-        while let Some(msg) = rx.recv().await {
-            match msg {
-                ProgressMsg::Report(p) => {
-                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-                    if let Some(total) = p.total {
-                        param = param.with_total(total);
-                    }
-                    if let Some(message) = p.message {
-                        param = param.with_message(message);
-                    }
-                    if let Err(e) = peer.notify_progress(param).await {
-                        tracing::debug!(error = %e, "progress notification not delivered");
-                    }
-                }
-                ProgressMsg::Flush(ack) => {
-                    let _ = ack.send(());
-                }
-            }
-        }
-    });
-    let sink_tx = tx.clone();
-    let sink: ProgressSink = Arc::new(move |p| {
-        let _ = sink_tx.send(ProgressMsg::Report(p));
-    });
-    (sink, ProgressFlush { tx })
-}
-
-/// Approval through MCP form elicitation; a client without the capability gets a denial.
-struct ElicitationApprover {
-    peer: Peer<RoleServer>,
-}
-
-impl Approver for ElicitationApprover {
-    fn decide<'a>(&'a self, req: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
-        Box::pin(async move {
-            if !self
-                .peer
-                .supported_elicitation_modes()
-                .contains(&ElicitationMode::Form)
-            {
-                return ApprovalDecision::Deny {
-                    reason: "approval needed, and the client does not support elicitation".into(),
-                };
-            }
-            let params = match approval_params(req) {
-                Ok(p) => p,
-                Err(e) => return ApprovalDecision::Deny { reason: e },
-            };
-            match self.peer.create_elicitation(params).await {
-                Ok(res) => interpret_answer(res.action, res.content.as_ref(), req),
-                Err(e) => ApprovalDecision::Deny {
-                    reason: format!("the approval request failed: {e}"),
-                },
-            }
-        })
-    }
 }
 
 /// Serve `backend` over stdin/stdout until the client closes the connection. Each incoming line

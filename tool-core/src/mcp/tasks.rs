@@ -10,9 +10,11 @@
 //!
 //! Task ids are minted by the server (128 random bits, hex) and never taken from the client: an
 //! id in a `tasks/*` request is only looked up, after a shape check, and only among the tasks of
-//! the same caller; anything else is `-32602`. The store is bounded ([`MAX_TASKS`]): a task is
-//! kept for [`TASK_TTL`] after it was created, then dropped; when the store is full the oldest
-//! finished task makes room, and with none finished a new task is refused. Cancelling a task
+//! the same caller; anything else is `-32602`. The store is bounded ([`MAX_TASKS`] by default): a
+//! task is kept for [`TASK_TTL`] after it was created, then dropped; when the store is full the
+//! oldest finished task makes room, and with none finished a new task is refused. Below that bound
+//! each client runs at most its quota of tasks at a time ([`super::quota`]), so one client cannot
+//! fill the store for the others. Cancelling a task
 //! fires its call's cancellation (the executor stops the tool; `ToolContext::cancellation`
 //! fires), and the task is `cancelled` from then on, whatever the call still returns.
 //!
@@ -32,7 +34,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
-    ClientCapabilities, CreateTaskResult, DetailedTask, ErrorCode, InputRequest as McpInputRequest,
+    ClientCapabilities, CreateTaskResult, DetailedTask, InputRequest as McpInputRequest,
     InputRequests, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use rmcp::ErrorData;
@@ -41,72 +43,15 @@ use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 use super::input::{declares, StatelessInput};
+pub use super::quota::MAX_TASKS;
+use super::quota::{server_full, Caller, ClientQuotas, Ledger, Slot};
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::input::{InputAnswer, InputError, InputHandler, InputKind, InputRequest};
 use crate::reason::ReasonCode;
 
-/// How a tool takes part in the tasks extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// A task when the request declares the extension; a plain call otherwise.
-    Optional,
-    /// Only as a task: a request that does not declare the extension is refused (`-32021`).
-    Required,
-}
+mod tools;
 
-/// The tools served as tasks, by name.
-#[derive(Debug, Clone, Default)]
-pub struct TaskTools {
-    /// Name → support, and whether its first questions come before the task.
-    tools: BTreeMap<String, (TaskSupport, bool)>,
-}
-
-impl TaskTools {
-    /// No tool yet.
-    pub fn new() -> Self {
-        TaskTools::default()
-    }
-
-    /// Serve tool `name` as a task, as `support` says.
-    pub fn with_tool(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
-        self.tools.insert(name.into(), (support, false));
-        self
-    }
-
-    /// Serve tool `name` as a task, as `support` says, once it has the answers it asks for
-    /// first: over a stateless request its first round of questions travels in input-required
-    /// results (with a signed `requestState`, as for any call), and the retry that answers them
-    /// all becomes the task. Questions the tool asks after that park the task as usual; a tool
-    /// that asks nothing becomes a task at once.
-    pub fn with_tool_asking_first(mut self, name: impl Into<String>, support: TaskSupport) -> Self {
-        self.tools.insert(name.into(), (support, true));
-        self
-    }
-
-    /// `true` when no tool is served as a task (the extension is then not offered).
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
-    /// How tool `name` takes part, if it does.
-    pub fn support(&self, name: &str) -> Option<TaskSupport> {
-        self.tools.get(name).map(|(s, _)| *s)
-    }
-
-    /// `true` when tool `name` asks its first questions before it becomes a task.
-    pub fn asks_first(&self, name: &str) -> bool {
-        self.tools.get(name).is_some_and(|(_, first)| *first)
-    }
-
-    /// The declared tool names.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.keys().map(String::as_str)
-    }
-}
-
-/// Most tasks one server keeps at a time.
-pub const MAX_TASKS: usize = 256;
+pub use tools::{TaskSupport, TaskTools};
 
 /// How long a task is kept after it was created.
 pub const TASK_TTL: Duration = Duration::from_secs(600);
@@ -155,12 +100,21 @@ struct Entry {
     cancel: CancellationToken,
     questions: Arc<Mutex<Questions>>,
     wake: Arc<Notify>,
+    /// Its place in its client's quota while it runs; dropped when it ends.
+    slot: Option<Slot>,
 }
 
 /// The tasks of one server, shared by all its connections.
-#[derive(Default)]
 pub(super) struct TaskStore {
     entries: Mutex<HashMap<String, Entry>>,
+    quotas: ClientQuotas,
+    running: Arc<Ledger>,
+}
+
+impl Default for TaskStore {
+    fn default() -> Self {
+        TaskStore::new(ClientQuotas::default())
+    }
 }
 
 impl std::fmt::Debug for TaskStore {
@@ -237,7 +191,29 @@ pub(super) struct Started {
     pub(super) input: Arc<TaskInput>,
 }
 
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl TaskStore {
+    /// An empty store with these bounds.
+    pub(super) fn new(quotas: ClientQuotas) -> Self {
+        TaskStore {
+            entries: Mutex::default(),
+            running: Ledger::new(quotas.max_tasks_per_client()),
+            quotas,
+        }
+    }
+
+    /// The bounds it was made with.
+    pub(super) fn quotas(&self) -> &ClientQuotas {
+        &self.quotas
+    }
+
     fn ttl_ms() -> u64 {
         u64::try_from(TASK_TTL.as_millis()).unwrap_or(u64::MAX)
     }
@@ -255,7 +231,7 @@ impl TaskStore {
             .with_poll_interval_ms(POLL_INTERVAL_MS)
     }
 
-    /// Drop expired tasks (their calls are cancelled).
+    /// Drop expired tasks (their calls are cancelled, their slots given back).
     fn purge(entries: &mut HashMap<String, Entry>, now: Instant) {
         entries.retain(|_, e| {
             let keep = now.duration_since(e.created) < TASK_TTL;
@@ -266,17 +242,21 @@ impl TaskStore {
         });
     }
 
-    /// A new task for `owner`, working. Refused when the store is full of unfinished tasks.
+    /// A new task for `caller`, working. Refused when the caller runs its quota of tasks
+    /// already, or when the store is full of unfinished tasks.
     pub(super) fn create(
         &self,
-        owner: &str,
+        caller: &Caller,
         caps: Option<ClientCapabilities>,
     ) -> Result<Started, ErrorData> {
         let id = new_task_id().map_err(|e| ErrorData::internal_error(e, None))?;
         let now = Instant::now();
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         Self::purge(&mut entries, now);
-        if entries.len() >= MAX_TASKS {
+        // The client's own quota first: a client at it is told so, whatever the store holds.
+        let slot = self.running.acquire(&caller.client)?;
+        let max = self.quotas.max_tasks();
+        if entries.len() >= max {
             let oldest = entries
                 .iter()
                 .filter(|(_, e)| e.state.is_terminal())
@@ -286,21 +266,12 @@ impl TaskStore {
                 Some(k) => {
                     entries.remove(&k);
                 }
-                None => {
-                    return Err(ErrorData::new(
-                        ErrorCode::INTERNAL_ERROR,
-                        format!(
-                            "{}: {MAX_TASKS} tasks are running; try again when one has finished",
-                            ReasonCode::ErrorBudgetExhausted
-                        ),
-                        Some(json!({"reason_code": ReasonCode::ErrorBudgetExhausted})),
-                    ))
-                }
+                None => return Err(server_full("tasks are running", max)),
             }
         }
         let stamp = now_iso8601();
         let entry = Entry {
-            owner: owner.to_owned(),
+            owner: caller.id.clone(),
             created: now,
             created_at: stamp.clone(),
             updated_at: stamp,
@@ -308,6 +279,7 @@ impl TaskStore {
             cancel: CancellationToken::new(),
             questions: Arc::default(),
             wake: Arc::new(Notify::new()),
+            slot: Some(slot),
         };
         let created = CreateTaskResult::new(Self::task_of(&id, &entry));
         let cancel = entry.cancel.clone();
@@ -348,6 +320,9 @@ impl TaskStore {
         if let Some(e) = entries.get_mut(id) {
             // A cancelled or finished task stays as it is.
             if !e.state.is_terminal() {
+                if state.is_terminal() {
+                    e.slot = None;
+                }
                 e.state = state;
                 e.updated_at = now_iso8601();
             }
@@ -373,6 +348,25 @@ impl TaskStore {
     pub(super) fn remove(&self, id: &str) {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.remove(id);
+    }
+
+    /// Make task `id` older by `by` (to expire it without waiting).
+    #[cfg(test)]
+    fn age(&self, id: &str, by: Duration) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = entries.get_mut(id) {
+            e.created = e.created.checked_sub(by).unwrap_or(e.created);
+        }
+    }
+
+    /// What finishes task `id` when its call ends: with the call's outcome, or, if the call's
+    /// future is dropped or panics first, as failed (so the task ends and its slot is given back).
+    pub(super) fn finisher(self: &Arc<Self>, id: &str) -> Finisher {
+        Finisher {
+            store: Arc::clone(self),
+            id: id.to_owned(),
+            done: false,
+        }
     }
 
     /// `tasks/get`: the task with its status payload.
@@ -437,9 +431,34 @@ impl TaskStore {
             if !e.state.is_terminal() {
                 e.state = State::Cancelled;
                 e.updated_at = now_iso8601();
+                e.slot = None;
                 e.cancel.cancel();
             }
         })
+    }
+}
+
+/// Finishes its task once (see [`TaskStore::finisher`]).
+pub(super) struct Finisher {
+    store: Arc<TaskStore>,
+    id: String,
+    done: bool,
+}
+
+impl Finisher {
+    /// The call ended with `outcome`.
+    pub(super) fn finish(mut self, outcome: Result<JsonObject, ErrorData>) {
+        self.done = true;
+        self.store.finish(&self.id, outcome);
+    }
+}
+
+impl Drop for Finisher {
+    fn drop(&mut self) {
+        if !self.done {
+            let e = ErrorData::internal_error("the task's call ended without a result", None);
+            self.store.finish(&self.id, Err(e));
+        }
     }
 }
 
@@ -614,6 +633,8 @@ impl InputHandler for TaskInput {
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::ErrorCode;
+
     use super::*;
 
     fn caps() -> Option<ClientCapabilities> {
@@ -623,7 +644,9 @@ mod tests {
     #[test]
     fn ids_are_minted_looked_up_only_for_their_owner_and_checked_for_shape() {
         let store = TaskStore::default();
-        let t = store.create("alice", caps()).expect("created");
+        let t = store
+            .create(&Caller::keyed("alice"), caps())
+            .expect("created");
         assert_eq!(t.id.len(), 32);
         assert!(store.get(&t.id, "alice").is_ok());
         for (id, owner) in [(t.id.as_str(), "bob"), ("0000", "alice"), ("../x", "alice")] {
@@ -639,7 +662,7 @@ mod tests {
     #[test]
     fn a_cancelled_task_stays_cancelled_and_fires_its_calls_cancellation() {
         let store = TaskStore::default();
-        let t = store.create("", None).expect("created");
+        let t = store.create(&Caller::sole(""), None).expect("created");
         store.cancel(&t.id, "").expect("cancelled");
         assert!(t.cancel.is_cancelled());
         store.finish(&t.id, Ok(JsonObject::new()));
@@ -654,20 +677,90 @@ mod tests {
     #[test]
     fn a_full_store_makes_room_from_finished_tasks_only() {
         let store = TaskStore::default();
-        let first = store.create("", None).expect("created");
+        let first = store.create(&Caller::sole(""), None).expect("created");
         for _ in 1..MAX_TASKS {
-            store.create("", None).expect("created");
+            store.create(&Caller::sole(""), None).expect("created");
         }
-        assert!(store.create("", None).is_err());
+        assert!(store.create(&Caller::sole(""), None).is_err());
         store.finish(&first.id, Ok(JsonObject::new()));
-        assert!(store.create("", None).is_ok());
+        assert!(store.create(&Caller::sole(""), None).is_ok());
         assert!(store.get(&first.id, "").is_err());
+    }
+
+    #[test]
+    fn a_tasks_slot_is_given_back_on_every_end() {
+        let store = Arc::new(TaskStore::new(
+            ClientQuotas::new()
+                .with_max_tasks(8)
+                .with_max_tasks_per_client(1),
+        ));
+        let alice = Caller::keyed("alice");
+        let held = || store.running.held(&alice.client);
+        // Completed, failed, cancelled, forgotten, expired, and a call that never reported.
+        type End<'a> = &'a dyn Fn(&Arc<TaskStore>, &str);
+        let ends: [End<'_>; 6] = [
+            &|s, id| s.finish(id, Ok(JsonObject::new())),
+            &|s, id| s.finish(id, Err(ErrorData::internal_error("x", None))),
+            &|s, id| s.cancel(id, &Caller::keyed("alice").id).expect("cancelled"),
+            &|s, id| s.remove(id),
+            &|s, id| {
+                s.age(id, TASK_TTL);
+                // Any use of the store drops what expired.
+                assert!(s.get(id, "alice").is_err());
+            },
+            &|s, id| drop(s.finisher(id)),
+        ];
+        for end in ends {
+            let t = store.create(&alice, None).expect("created");
+            assert_eq!(held(), 1);
+            let e = store.create(&alice, None).expect_err("at quota");
+            assert_eq!(
+                e.data.expect("data")["reason_code"],
+                "client_quota_exceeded"
+            );
+            // Another client is served meanwhile.
+            let bob = store.create(&Caller::keyed("bob"), None).expect("bob");
+            store
+                .cancel(&bob.id, &Caller::keyed("bob").id)
+                .expect("cancelled");
+            end(&store, &t.id);
+            assert_eq!(held(), 0);
+        }
+    }
+
+    #[test]
+    fn a_client_at_its_quota_leaves_the_store_to_the_others() {
+        let store = TaskStore::new(
+            ClientQuotas::new()
+                .with_max_tasks(4)
+                .with_max_tasks_per_client(2),
+        );
+        let a = Caller::keyed("a");
+        for _ in 0..2 {
+            store.create(&a, None).expect("created");
+        }
+        let e = store.create(&a, None).expect_err("at quota");
+        assert_eq!(
+            e.data.expect("data")["reason_code"],
+            "client_quota_exceeded"
+        );
+        for who in ["b", "b"] {
+            store
+                .create(&Caller::keyed(who), None)
+                .expect("another client");
+        }
+        // The store is full now: everyone is refused with the server-wide code.
+        let e = store.create(&Caller::keyed("c"), None).expect_err("full");
+        assert_eq!(
+            e.data.expect("data")["reason_code"],
+            "error_budget_exhausted"
+        );
     }
 
     #[tokio::test]
     async fn a_question_waits_until_every_pending_one_is_answered() {
         let store = Arc::new(TaskStore::default());
-        let t = store.create("", caps()).expect("created");
+        let t = store.create(&Caller::sole(""), caps()).expect("created");
         let input = t.input.bound(Arc::clone(&store));
         let form = |m: &str| {
             InputRequest::form(
