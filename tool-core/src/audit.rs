@@ -1,13 +1,16 @@
 //! One audit event per call, written before the call returns.
 //!
 //! Events say what was decided, never what was passed: arguments appear only as the SHA-256 of
-//! their canonical bytes, so secrets in arguments never reach the log.
+//! their canonical bytes, so secrets in arguments never reach the log. Every other string that
+//! came from outside the executor (call ids, tool names, effect targets) passes one redaction,
+//! [`AuditEvent::redacted`], before any sink sees it.
 //!
 //! [`JsonlAuditSink`] chains its lines: each carries `seq` and the SHA-256 of the line before it
 //! (`prev_sha256`), and [`verify_chain`] names the first line that was edited, deleted,
 //! reordered or inserted.
 
 mod chain;
+mod redact;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -25,6 +28,9 @@ use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
 use chain::ChainHead;
 
+pub use redact::{audit_call_id, redact_text};
+pub(crate) use redact::{AuditId, AuditText};
+
 pub use chain::{
     line_sha256, verify_chain, verify_chain_summary, ChainBreak, ChainError, ChainSummary,
     GENESIS_SHA256,
@@ -39,7 +45,8 @@ pub struct AuditEvent {
     pub session: String,
     /// The tool name, when the call parsed.
     pub tool: Option<String>,
-    /// The call id.
+    /// The call id, as [`audit_call_id`] records it: as given when it has a known id shape,
+    /// its hash otherwise.
     pub call_id: String,
     /// `ok`, `refused` or `failed`.
     pub status: CallStatus,
