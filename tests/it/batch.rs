@@ -661,6 +661,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         workspace: ws.path().to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 0,
         batch: true,
         max_concurrency: 4,

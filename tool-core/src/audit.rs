@@ -7,16 +7,21 @@
 //!
 //! [`JsonlAuditSink`] chains its lines: each carries `seq` and the SHA-256 of the line before it
 //! (`prev_sha256`), and [`verify_chain`] names the first line that was edited, deleted,
-//! reordered or inserted.
+//! reordered or inserted. Anyone who can write the file can recompute that chain, cut its tail
+//! or empty it; opened with an [`AuditKey`] ([`JsonlAuditSink::open_keyed`]) the log is keyed
+//! and forward-secure (see the `keyed` module docs and [`verify_keyed`]), which catches those
+//! too.
 
 mod chain;
+mod jsonl;
+mod key;
+mod keyed;
+#[cfg(test)]
+mod keyed_tests;
 mod redact;
 
-use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::io;
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -26,10 +31,15 @@ use crate::decl::Risk;
 use crate::executor::gate::{GateAudit, GateDecision, GateEffect, GateRiskLevel, ScanMode};
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
-use chain::ChainHead;
 
 pub use redact::{audit_call_id, redact_text};
 pub(crate) use redact::{AuditId, AuditText};
+
+pub use jsonl::{AuditLogError, JsonlAuditSink};
+pub use key::{AuditKey, AuditKeyError, MIN_KEY_BYTES};
+pub use keyed::{
+    state_path, verify_keyed, KeyedBreak, KeyedError, KeyedSummary, DEFAULT_EPOCH_LINES,
+};
 
 pub use chain::{
     line_sha256, verify_chain, verify_chain_summary, ChainBreak, ChainError, ChainSummary,
@@ -193,97 +203,6 @@ impl AuditSink for NoopAuditSink {
 
     fn is_enabled(&self) -> bool {
         false
-    }
-}
-
-/// Appends one JSON line per event to a file, flushed before `record` returns, each line chained
-/// to the one before it (`seq`, `prev_sha256`; see [`verify_chain`]).
-///
-/// Opening an existing log continues its chain from its last line, and refuses a log that ends
-/// in a torn line or an unchained one. Sinks of one process on the same file share one writer, so
-/// their lines form one chain. Writers in other processes are not coordinated: give each process
-/// its own file.
-#[derive(Debug)]
-pub struct JsonlAuditSink {
-    writer: Arc<Mutex<ChainWriter>>,
-}
-
-/// The file and where its chain stands; a failed write stops the chain (fail closed).
-#[derive(Debug)]
-struct ChainWriter {
-    file: File,
-    head: ChainHead,
-    failed: bool,
-}
-
-/// The chained logs this process has open, by canonical path.
-static OPEN_LOGS: LazyLock<Mutex<HashMap<PathBuf, Weak<Mutex<ChainWriter>>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
-/// One line as written: the event's fields, then its place in the chain.
-#[derive(Serialize)]
-struct ChainedLine<'a> {
-    #[serde(flatten)]
-    event: &'a AuditEvent,
-    seq: u64,
-    prev_sha256: &'a str,
-}
-
-impl JsonlAuditSink {
-    /// Open `path` for appending, creating it when missing, and continue its chain.
-    pub fn open(path: impl AsRef<Path>) -> io::Result<Self> {
-        let path = path.as_ref();
-        let mut open = OPEN_LOGS
-            .lock()
-            .map_err(|_| io::Error::other("audit log table lock poisoned"))?;
-        let mut file = OpenOptions::new()
-            .read(true)
-            .create(true)
-            .append(true)
-            .open(path)?;
-        let key = path.canonicalize()?;
-        open.retain(|_, w| w.strong_count() > 0);
-        if let Some(writer) = open.get(&key).and_then(Weak::upgrade) {
-            return Ok(JsonlAuditSink { writer });
-        }
-        let head = ChainHead::of_file(&mut file)?;
-        let writer = Arc::new(Mutex::new(ChainWriter {
-            file,
-            head,
-            failed: false,
-        }));
-        open.insert(key, Arc::downgrade(&writer));
-        Ok(JsonlAuditSink { writer })
-    }
-}
-
-impl AuditSink for JsonlAuditSink {
-    fn record(&self, event: &AuditEvent) -> io::Result<()> {
-        let mut w = self
-            .writer
-            .lock()
-            .map_err(|_| io::Error::other("audit log lock poisoned"))?;
-        if w.failed {
-            return Err(io::Error::other(
-                "an earlier audit write failed; the chain is stopped",
-            ));
-        }
-        let mut line = serde_json::to_vec(&ChainedLine {
-            event,
-            seq: w.head.seq,
-            prev_sha256: &w.head.prev_sha256,
-        })
-        .map_err(io::Error::other)?;
-        // One write of the whole line under the lock: concurrent calls never interleave, and
-        // the chain follows the file's order.
-        line.push(b'\n');
-        let written = w.file.write_all(&line).and_then(|()| w.file.flush());
-        if let Err(e) = written {
-            w.failed = true;
-            return Err(e);
-        }
-        w.head.advance(&line[..line.len() - 1]);
-        Ok(())
     }
 }
 

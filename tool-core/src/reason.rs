@@ -61,11 +61,15 @@ pub enum ReasonCode {
     InputInvalid,
     /// The tool asked too many questions, or in too many rounds.
     InputLimitExceeded,
+    /// A keyed audit log was changed since its writer's last checkpoint (edited, cut, emptied,
+    /// appended to by someone else, or its state file forged or removed): the executor refuses
+    /// to append to it, and to start on it.
+    AuditTampered,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 21] = [
+    pub const ALL: [ReasonCode; 22] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -87,6 +91,7 @@ impl ReasonCode {
         ReasonCode::InputRequired,
         ReasonCode::InputInvalid,
         ReasonCode::InputLimitExceeded,
+        ReasonCode::AuditTampered,
     ];
 
     /// The stable snake_case name.
@@ -113,6 +118,7 @@ impl ReasonCode {
             ReasonCode::InputRequired => "input_required",
             ReasonCode::InputInvalid => "input_invalid",
             ReasonCode::InputLimitExceeded => "input_limit_exceeded",
+            ReasonCode::AuditTampered => "audit_tampered",
         }
     }
 
