@@ -10,12 +10,12 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use serde::Serialize;
 
 use super::chain::ChainHead;
+use super::event::{timestamp_now, AuditEvent, AuditSink};
 use super::key::{AuditKey, AuditKeyError, EpochKey};
 use super::keyed::{
     self, seal, state_path, CheckpointKind, CheckpointLine, KeyedBreak, KeyedError, KeyedLine,
     StateRecord,
 };
-use super::{timestamp_now, AuditEvent, AuditSink};
 use crate::reason::ReasonCode;
 
 /// Why a keyed audit log could not be opened or written.

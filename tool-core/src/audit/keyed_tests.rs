@@ -10,7 +10,11 @@ use serde_json::Value;
 use super::key::EpochKey;
 use super::keyed::{self, seal, state_path, walk};
 use super::*;
+use crate::approval::ApprovalStatus;
+use crate::decl::Risk;
 use crate::executor::gate::ScanMode;
+use crate::reason::ReasonCode;
+use crate::status::CallStatus;
 
 const EPOCH: u64 = 3;
 

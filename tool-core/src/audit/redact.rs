@@ -11,7 +11,7 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-use super::AuditEvent;
+use super::event::AuditEvent;
 
 /// `text` as the audit log may record it: control characters as spaces, secrets masked.
 pub fn redact_text(text: &str) -> String {
