@@ -116,10 +116,12 @@ async fn every_call_is_audited_with_its_decision() {
     assert_eq!(events.len(), 4);
 
     let e = &events[0];
+    // `r1` is no provider's id shape: the audit records its hash.
     assert_eq!(
-        (e.call_id.as_str(), e.tool.as_deref()),
-        ("r1", Some("read_file"))
+        (e.call_id.clone(), e.tool.as_deref()),
+        (tool_core::audit::audit_call_id("r1"), Some("read_file"))
     );
+    assert!(e.call_id.starts_with("sha256:"));
     assert_eq!(
         (e.status, e.code, e.risk, e.approval),
         (

@@ -29,7 +29,8 @@ async fn write_calls(log: &Path, n: usize, tag: &str) {
     .expect("executor");
     let s = exec.new_session();
     for i in 0..n {
-        let c = call("read_file", json!({"path": "a.txt"})).with_id(format!("{tag}{i}"));
+        let c =
+            call("read_file", json!({"path": "a.txt"})).with_id(format!("call_{tag}{i}0000000"));
         exec.execute(&s, c, CallOptions::default()).await;
     }
 }
@@ -76,7 +77,10 @@ async fn an_edited_field_is_detected_at_its_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut lines = clean_log(dir.path()).await;
     assert!(lines[2].contains(r#""status":"ok""#));
-    lines[2] = lines[2].replace(r#""call_id":"c2""#, r#""call_id":"cX""#);
+    lines[2] = lines[2].replace(
+        r#""call_id":"call_c20000000""#,
+        r#""call_id":"call_cX0000000""#,
+    );
     assert_eq!(broken_at(verify_lines(&lines)), (3, ChainBreak::Edited));
 }
 
@@ -173,7 +177,7 @@ async fn a_reopened_log_continues_its_chain() {
     let fourth: Value = serde_json::from_str(text.lines().nth(3).expect("line 4")).expect("json");
     assert_eq!(
         (fourth["seq"].clone(), fourth["call_id"].clone()),
-        (json!(4), json!("b0"))
+        (json!(4), json!("call_b00000000"))
     );
 }
 

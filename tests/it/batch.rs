@@ -418,7 +418,8 @@ async fn modifiers_merge_in_call_order() {
     assert!(results.iter().all(|r| r.modifier_applied));
     // Merging happens where the audit event is written: in call order.
     let order: Vec<String> = audit.events().into_iter().map(|e| e.call_id).collect();
-    assert_eq!(order, ["s0", "s1", "m0", "m1"]);
+    let ids = ["s0", "s1", "m0", "m1"].map(tool_core::audit::audit_call_id);
+    assert_eq!(order, ids);
     let state = s.state();
     assert_eq!(state.get_value("k0"), Some(&json!(0)));
     assert_eq!(state.get_value("k1"), Some(&json!(1)));
@@ -660,6 +661,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         workspace: ws.path().to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 0,
         batch: true,
         max_concurrency: 4,

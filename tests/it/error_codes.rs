@@ -154,6 +154,7 @@ fn call_prints_the_code_in_its_result_line() {
         workspace: ws.path().to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 0,
         batch: false,
         max_concurrency: 4,

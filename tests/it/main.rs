@@ -8,6 +8,8 @@ mod app_crate;
 mod approval;
 mod audit;
 mod audit_chain;
+mod audit_keyed;
+mod audit_secrets;
 mod batch;
 mod call_parsing;
 mod call_parsing_props;

@@ -52,6 +52,7 @@ fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
         workspace: ws.path().to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 0,
         batch,
         max_concurrency: 4,

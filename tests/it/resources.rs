@@ -219,6 +219,7 @@ fn call_args(ws: &std::path::Path) -> CallArgs {
         workspace: ws.to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 5,
         batch: false,
         max_concurrency: 4,

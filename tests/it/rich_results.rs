@@ -288,6 +288,7 @@ fn the_cli_writes_blocks_in_mcp_shape() {
         workspace: dir.path().to_path_buf(),
         approve: ApproveMode::Deny,
         audit: None,
+        audit_key: None,
         error_budget: 0,
         batch: false,
         max_concurrency: 4,

@@ -18,6 +18,7 @@ fn call_line(ws: &std::path::Path, scan: ScanMode) -> (Value, Vec<Value>) {
         workspace: ws.to_path_buf(),
         approve: ApproveMode::Allow,
         audit: Some(audit.clone()),
+        audit_key: None,
         error_budget: 0,
         batch: false,
         max_concurrency: 1,

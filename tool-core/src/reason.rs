@@ -71,11 +71,15 @@ pub enum ReasonCode {
     /// their session): this client's request is refused, other clients are still served. It
     /// may try again once one of its tasks has ended or one of its rounds was answered or expired.
     ClientQuotaExceeded,
+    /// A keyed audit log was changed since its writer's last checkpoint (edited, cut, emptied,
+    /// appended to by someone else, or its state file forged or removed): the executor refuses
+    /// to append to it, and to start on it.
+    AuditTampered,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 22] = [
+    pub const ALL: [ReasonCode; 24] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -99,6 +103,7 @@ impl ReasonCode {
         ReasonCode::InputInvalid,
         ReasonCode::InputLimitExceeded,
         ReasonCode::ClientQuotaExceeded,
+        ReasonCode::AuditTampered,
     ];
 
     /// The stable snake_case name.
@@ -127,6 +132,7 @@ impl ReasonCode {
             ReasonCode::InputInvalid => "input_invalid",
             ReasonCode::InputLimitExceeded => "input_limit_exceeded",
             ReasonCode::ClientQuotaExceeded => "client_quota_exceeded",
+            ReasonCode::AuditTampered => "audit_tampered",
         }
     }
 

@@ -1,9 +1,12 @@
 //! The declaration rules the `#[tool]` macro checks at compile time and the runtime checks again
-//! for dynamic tools, written once: risk names, timeouts, tool names and script languages.
+//! for dynamic tools, written once: risk names, timeouts, tool names and script languages; and
+//! [`redact`], what counts as a secret, for the scanner's evidence and the audit log alike.
 //!
 //! This crate has no dependencies, so the proc-macro crate can use it without pulling in the
 //! runtime. The optional `serde` feature (the runtime's) gives [`Risk`] its snake_case serde form.
 #![warn(missing_docs)]
+
+pub mod redact;
 
 use std::fmt;
 use std::str::FromStr;

@@ -48,13 +48,13 @@ impl ChainHead {
         self.prev_sha256 = line_sha256(line);
     }
 
-    /// The head after the last line of an existing log, read from its end. Fails closed
-    /// (`InvalidData`) when the log ends in a torn line or its last line is not a chained event:
-    /// chaining onto it would hide the damage.
-    pub(crate) fn of_file(file: &mut File) -> io::Result<Self> {
+    /// The head after the last line of an existing log, read from its end, and whether that
+    /// line is keyed (carries a `mac`). Fails closed (`InvalidData`) when the log ends in a torn
+    /// line or its last line is not a chained event: chaining onto it would hide the damage.
+    pub(crate) fn of_file(file: &mut File) -> io::Result<(Self, bool)> {
         let len = file.seek(SeekFrom::End(0))?;
         if len == 0 {
-            return Ok(ChainHead::genesis());
+            return Ok((ChainHead::genesis(), false));
         }
         let bad = |what: &str| {
             io::Error::new(
@@ -88,10 +88,13 @@ impl ChainHead {
         let Some(entry) = Entry::parse(&line) else {
             return Err(bad("does not end in a chained audit event"));
         };
-        Ok(ChainHead {
-            seq: entry.seq + 1,
-            prev_sha256: entry.hash,
-        })
+        Ok((
+            ChainHead {
+                seq: entry.seq + 1,
+                prev_sha256: entry.hash,
+            },
+            entry.keyed,
+        ))
     }
 }
 
@@ -253,6 +256,8 @@ struct Entry {
     seq: u64,
     prev: String,
     hash: String,
+    /// The line carries a `mac` (a keyed log's line).
+    keyed: bool,
 }
 
 impl Entry {
@@ -275,6 +280,7 @@ impl Entry {
                 seq,
                 prev: prev.to_owned(),
                 hash: line_sha256(line),
+                keyed: value.get("mac").is_some(),
             }),
             _ => Err(ChainBreak::NotChained),
         }
@@ -341,14 +347,14 @@ mod tests {
             let last = chained(2, &line_sha256(first.as_bytes()), pad);
             let mut f = tempfile::tempfile().expect("tempfile");
             write!(f, "{first}\n{last}\n").expect("write");
-            let head = ChainHead::of_file(&mut f).expect("head");
+            let (head, _) = ChainHead::of_file(&mut f).expect("head");
             assert_eq!(head.seq, 3, "pad {pad}");
             assert_eq!(head.prev_sha256, line_sha256(last.as_bytes()), "pad {pad}");
         }
         let mut empty = tempfile::tempfile().expect("tempfile");
         assert_eq!(
             ChainHead::of_file(&mut empty).expect("head"),
-            ChainHead::genesis()
+            (ChainHead::genesis(), false)
         );
     }
 

@@ -35,7 +35,7 @@ use serde_json::{json, Value};
 
 use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
-use crate::audit::JsonlAuditSink;
+use crate::audit::{AuditLogError, JsonlAuditSink};
 use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
 use crate::context::{LogLevel, LogMessage, LogSink};
 use crate::executor::{
@@ -95,6 +95,11 @@ pub struct CallArgs {
     /// Append one JSON audit line per call to this file.
     #[arg(long)]
     pub audit: Option<PathBuf>,
+    /// Key the audit log with this key file (at least 32 bytes, mode 600): MACed lines, evolving
+    /// epoch keys, checkpoints; a log changed since its last checkpoint is refused
+    /// (`audit_tampered`).
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    pub audit_key: Option<PathBuf>,
     /// Consecutive failures before further calls are refused (0 = no limit).
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     pub error_budget: u32,
@@ -139,6 +144,9 @@ pub enum CallCommandError {
         /// The error.
         source: io::Error,
     },
+    /// The keyed audit log or its key was refused (`audit_tampered` when the log was changed).
+    #[error(transparent)]
+    AuditLog(#[from] AuditLogError),
     /// The safety policy is invalid.
     #[cfg(feature = "safety")]
     #[error("the safety policy is invalid: {0}")]
@@ -196,12 +204,19 @@ pub fn run_call_with(
         ApproveMode::Allow => config = config.approver(Arc::new(FixedApprover::allow())),
         ApproveMode::Prompt => config = config.approver(Arc::new(TtyApprover::default())),
     }
-    if let Some(path) = &args.audit {
-        let sink = JsonlAuditSink::open(path).map_err(|source| CallCommandError::Audit {
-            path: path.clone(),
-            source,
-        })?;
-        config = config.audit(Arc::new(sink));
+    match (&args.audit, &args.audit_key) {
+        (Some(path), Some(key)) => {
+            let key = crate::audit::AuditKey::from_file(key).map_err(AuditLogError::from)?;
+            config = config.keyed_audit_log(path, &key)?;
+        }
+        (Some(path), None) => {
+            let sink = JsonlAuditSink::open(path).map_err(|source| CallCommandError::Audit {
+                path: path.clone(),
+                source,
+            })?;
+            config = config.audit(Arc::new(sink));
+        }
+        (None, _) => {}
     }
     config = config.log_sink(stderr_log(args.log_level));
     let executor = Executor::new(registry, config)?;

@@ -15,7 +15,7 @@ use clap::Args;
 
 use super::call::SandboxArg;
 use super::shared::CliError;
-use crate::audit::JsonlAuditSink;
+use crate::audit::{AuditKey, JsonlAuditSink};
 use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ChildRevision, ProxyConfig};
@@ -33,6 +33,10 @@ pub(crate) struct ExecArgs {
     /// Append one JSON audit line per call to this file.
     #[arg(long)]
     audit: Option<PathBuf>,
+    /// Key the audit log with this key file (at least 32 bytes, mode 600); a log changed since
+    /// its last checkpoint is refused (`audit_tampered`).
+    #[arg(long, value_name = "FILE", requires = "audit")]
+    audit_key: Option<PathBuf>,
     /// Consecutive failures of one client connection before its calls are refused (0 = no limit).
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     error_budget: u32,
@@ -58,11 +62,20 @@ impl ExecArgs {
                 .sandbox(self.sandbox.into()),
             self.scan,
         )?;
-        if let Some(path) = &self.audit {
-            let sink = JsonlAuditSink::open(path).map_err(|e| {
-                CliError(format!("cannot open the audit log {}: {e}", path.display()))
-            })?;
-            config = config.audit(Arc::new(sink));
+        match (&self.audit, &self.audit_key) {
+            (Some(path), Some(key)) => {
+                let key = AuditKey::from_file(key).map_err(|e| CliError(e.to_string()))?;
+                config = config
+                    .keyed_audit_log(path, &key)
+                    .map_err(|e| CliError(e.to_string()))?;
+            }
+            (Some(path), None) => {
+                let sink = JsonlAuditSink::open(path).map_err(|e| {
+                    CliError(format!("cannot open the audit log {}: {e}", path.display()))
+                })?;
+                config = config.audit(Arc::new(sink));
+            }
+            (None, _) => {}
         }
         let executor =
             Executor::new(Arc::new(registry), config).map_err(|e| CliError(e.to_string()))?;

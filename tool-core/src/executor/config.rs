@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::gate::{ScanMode, ScriptGate};
 use crate::approval::Approver;
-use crate::audit::{AuditSink, NoopAuditSink};
+use crate::audit::{AuditKey, AuditLogError, AuditSink, JsonlAuditSink, NoopAuditSink};
 use crate::call::ParseLimits;
 use crate::decl::ToolDecl;
 use crate::resource::Resources;
@@ -189,6 +189,19 @@ impl ExecutorConfig {
     pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.audit = sink;
         self
+    }
+
+    /// Send one audit event per call to the keyed JSONL log at `path`, under `key`, with a
+    /// checkpoint every [`DEFAULT_EPOCH_LINES`](crate::audit::DEFAULT_EPOCH_LINES) lines (see
+    /// [`JsonlAuditSink::open_keyed`]). Fails with `audit_tampered`
+    /// ([`AuditLogError::reason_code`]) when the log was changed since its last checkpoint.
+    pub fn keyed_audit_log(
+        self,
+        path: impl AsRef<std::path::Path>,
+        key: &AuditKey,
+    ) -> Result<Self, AuditLogError> {
+        let sink = JsonlAuditSink::open_keyed(path, key, crate::audit::DEFAULT_EPOCH_LINES)?;
+        Ok(self.audit(Arc::new(sink)))
     }
 
     /// Judge every call's final arguments with this gate (the static script scan).

@@ -145,7 +145,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
                 approval: rec.approval,
             }),
         };
-        if let Err(e) = executor.config.audit.record(&event) {
+        if let Err(e) = executor.config.audit.record(&event.redacted()) {
             tracing::error!(parent: span, error = %e, "the audit event could not be written");
         }
     }

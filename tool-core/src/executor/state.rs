@@ -9,6 +9,7 @@ use super::gate::GateAudit;
 use super::options::CallOptions;
 use super::session::Session;
 use crate::approval::ApprovalStatus;
+use crate::audit::{AuditId, AuditText};
 use crate::context::{ContextModifier, ProgressSink};
 use crate::decl::Risk;
 use crate::guard::path::WorkspacePath;
@@ -133,9 +134,9 @@ pub(super) enum Verdict {
 pub(super) fn call_span(session: &Session, tool: Option<&str>, call_id: &str) -> tracing::Span {
     tracing::info_span!(
         "tool.call",
-        session.id = %session.id(),
-        tool.name = tool.unwrap_or(""),
-        tool.call_id = %call_id,
+        session.id = %AuditText(session.id()),
+        tool.name = %AuditText(tool.unwrap_or("")),
+        tool.call_id = %AuditId(call_id),
         tool.status = Empty,
         tool.code = Empty,
         tool.step = Empty,

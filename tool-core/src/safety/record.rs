@@ -63,11 +63,8 @@ fn bounded_target(kind: &EffectKind, target: &EffectTarget) -> String {
         (_, EffectTarget::Set(vs)) => vs.join(" | "),
         (_, EffectTarget::Unknown) => "unknown".to_owned(),
     };
-    let one_line: String = raw
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let (redacted, _) = tool_safety::redact(&one_line);
+    // Redacted before the cut, so a cut never leaves a token too short to be recognised.
+    let redacted = crate::audit::redact_text(&raw);
     let mut out: String = redacted.chars().take(MAX_AUDIT_TARGET_CHARS).collect();
     if redacted.chars().count() > MAX_AUDIT_TARGET_CHARS {
         out.push('…');
