@@ -104,12 +104,6 @@ pub fn hierarchy() -> Option<&'static Path> {
     bases().and_then(|b| b.pids.as_deref())
 }
 
-/// The directory this crate makes its memory cgroups in, if this machine offers a writable
-/// memory hierarchy.
-pub fn memory_hierarchy() -> Option<&'static Path> {
-    bases().and_then(|b| b.memory.as_ref().map(|(d, _)| d.as_path()))
-}
-
 /// The cgroup directory of the process tree kept by `owner` (a spare's pid) under `base`.
 pub(crate) fn dir_of_owner(base: &Path, owner: u32) -> PathBuf {
     base.join(format!("{PREFIX}{owner}-0"))

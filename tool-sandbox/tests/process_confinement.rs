@@ -43,24 +43,20 @@ async fn script_reports_what_enforced_it() {
         "",
         "the status line is not part of stderr"
     );
-    let pids = if tool_sandbox::cgroup::available() {
-        "+pids"
-    } else {
-        eprintln!(
-            "NOTE script_reports_what_enforced_it: no writable pids cgroup hierarchy here, so \
-             the label has no +pids"
-        );
-        ""
+    // A cgroup's part of the label, where this machine offers a writable hierarchy for it.
+    let part = |available: bool, name: &str| {
+        if available {
+            format!("+{name}")
+        } else {
+            eprintln!(
+                "NOTE script_reports_what_enforced_it: no writable {name} cgroup hierarchy here, \
+                 so the label has no +{name}"
+            );
+            String::new()
+        }
     };
-    let mem = if tool_sandbox::cgroup::memory_available() {
-        "+mem"
-    } else {
-        eprintln!(
-            "NOTE script_reports_what_enforced_it: no writable memory cgroup hierarchy here, so \
-             the label has no +mem"
-        );
-        ""
-    };
+    let pids = part(tool_sandbox::cgroup::available(), "pids");
+    let mem = part(tool_sandbox::cgroup::memory_available(), "mem");
     assert_eq!(
         out.enforcement.label(),
         format!("landlock-v7+seccomp+pidns+netns+mntns{pids}{mem}")
