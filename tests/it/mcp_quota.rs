@@ -95,6 +95,43 @@ async fn call_as(s: &Server, who: &str, caps: Value, name: &str, params: Value) 
     .await
 }
 
+/// Client `who` asks for a task of `hold` for `ms` milliseconds.
+async fn hold_as(s: &Server, who: &str, ms: u64) -> Reply {
+    call_as(
+        s,
+        who,
+        task_caps(),
+        "hold",
+        json!({"arguments": {"ms": ms}}),
+    )
+    .await
+}
+
+/// Client `who` asks for a task of `instant`.
+async fn instant_task_as(s: &Server, who: &str, n: u32) -> Reply {
+    call_as(
+        s,
+        who,
+        task_caps(),
+        "instant",
+        json!({"arguments": {"n": n}}),
+    )
+    .await
+}
+
+/// Client `who` calls `change` (a mutation: an approval question comes back).
+async fn change_as(s: &Server, who: &str, n: impl Into<Value>) -> Reply {
+    let n: Value = n.into();
+    call_as(
+        s,
+        who,
+        form_caps(),
+        "change",
+        json!({"arguments": {"n": n}}),
+    )
+    .await
+}
+
 async fn task_request(s: &Server, who: &str, method: &str, id: &str) -> Reply {
     let auth = as_client(who);
     post_with(
@@ -134,34 +171,30 @@ async fn finished(s: &Server, who: &str, id: &str) -> Value {
     panic!("task {id} did not finish");
 }
 
-/// Client `a` starts as many long tasks as the whole server holds; then client `b` asks for one
-/// short task. The tasks `a` got, the refusals `a` got, and `b`'s reply.
-async fn a_fills_the_tasks(s: &Server, ms: u64) -> (Vec<String>, Vec<String>, Reply) {
-    let (mut accepted, mut refused) = (Vec::new(), Vec::new());
-    for _ in 0..MAX_TASKS {
-        let r = call_as(
-            s,
-            "a",
-            task_caps(),
-            "hold",
-            json!({"arguments": {"ms": ms}}),
-        )
-        .await;
+/// Client `a` makes `count` requests with `ask` and answers none: what each reply left open
+/// (`open` of it: a task id, a request state), or else its refusal.
+async fn a_fills<Fut: std::future::Future<Output = Reply>>(
+    count: usize,
+    mut ask: impl FnMut(usize) -> Fut,
+    open: fn(&Reply) -> Option<String>,
+) -> (Vec<String>, Vec<String>) {
+    let (mut opened, mut refused) = (Vec::new(), Vec::new());
+    for n in 0..count {
+        let r = ask(n).await;
         assert_eq!(r.status, 200);
-        match task_id(&r) {
-            Some(id) => accepted.push(id),
+        match open(&r) {
+            Some(id) => opened.push(id),
             None => refused.push(refusal(&r).unwrap_or_else(|| r.message.to_string())),
         }
     }
-    let b = call_as(
-        s,
-        "b",
-        task_caps(),
-        "instant",
-        json!({"arguments": {"n": 1}}),
-    )
-    .await;
-    (accepted, refused, b)
+    (opened, refused)
+}
+
+/// Client `a` starts as many long tasks as the whole server holds; then client `b` asks for one
+/// short task. The tasks `a` got, the refusals `a` got, and `b`'s reply.
+async fn a_fills_the_tasks(s: &Server, ms: u64) -> (Vec<String>, Vec<String>, Reply) {
+    let (accepted, refused) = a_fills(MAX_TASKS, |_| hold_as(s, "a", ms), task_id).await;
+    (accepted, refused, instant_task_as(s, "b", 1).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,14 +221,7 @@ async fn a_client_at_its_task_quota_is_refused_and_another_is_still_served() {
     assert_eq!(done["result"]["content"][0]["text"], "instant 1", "{done}");
 
     // The refusal is a JSON-RPC error with the code as data and the quota it hit.
-    let r = call_as(
-        &s,
-        "a",
-        task_caps(),
-        "hold",
-        json!({"arguments": {"ms": 1}}),
-    )
-    .await;
+    let r = hold_as(&s, "a", 1).await;
     assert_eq!(r.error_code(), -32603, "{}", r.message);
     let data = &r.message["error"]["data"];
     assert_eq!(data["quota"], "tasks");
@@ -209,14 +235,7 @@ async fn a_client_at_its_task_quota_is_refused_and_another_is_still_served() {
         assert_eq!(finished(&s, "a", id).await["status"], "completed");
     }
     for _ in 0..QUOTA {
-        let r = call_as(
-            &s,
-            "a",
-            task_caps(),
-            "hold",
-            json!({"arguments": {"ms": 1}}),
-        )
-        .await;
+        let r = hold_as(&s, "a", 1).await;
         assert!(task_id(&r).is_some(), "{}", r.message);
     }
 }
@@ -229,27 +248,13 @@ async fn a_cancelled_task_gives_its_slot_back_and_a_plain_call_needs_none() {
     // Another client cannot cancel `a`'s task, nor free `a`'s quota by trying.
     let r = task_request(&s, "b", "tasks/cancel", &accepted[0]).await;
     assert_eq!(r.error_code(), -32602);
-    let r = call_as(
-        &s,
-        "a",
-        task_caps(),
-        "hold",
-        json!({"arguments": {"ms": 1}}),
-    )
-    .await;
+    let r = hold_as(&s, "a", 1).await;
     assert_eq!(refusal(&r).as_deref(), Some("client_quota_exceeded"));
     for id in &accepted {
         task_request(&s, "a", "tasks/cancel", id).await.result();
     }
     for _ in 0..QUOTA {
-        let r = call_as(
-            &s,
-            "a",
-            task_caps(),
-            "hold",
-            json!({"arguments": {"ms": 600_000}}),
-        )
-        .await;
+        let r = hold_as(&s, "a", 600_000).await;
         let id = task_id(&r).unwrap_or_else(|| panic!("a refused: {}", r.message));
         task_request(&s, "a", "tasks/cancel", &id).await.result();
     }
@@ -292,25 +297,8 @@ async fn approve(s: &Server, who: &str, n: u32, state: &str) -> Reply {
 /// Client `a` asks for as many approvals as the whole server holds and answers none; then
 /// client `b` asks for one. The states `a` got, the refusals `a` got, and `b`'s reply.
 async fn a_fills_the_rounds(s: &Server) -> (Vec<String>, Vec<String>, Reply) {
-    let (mut asked, mut refused) = (Vec::new(), Vec::new());
-    for n in 0..MAX_PENDING {
-        let args = json!({"arguments": {"n": n}});
-        let r = call_as(s, "a", form_caps(), "change", args).await;
-        assert_eq!(r.status, 200);
-        match question(&r) {
-            Some(state) => asked.push(state),
-            None => refused.push(refusal(&r).unwrap_or_else(|| r.message.to_string())),
-        }
-    }
-    let b = call_as(
-        s,
-        "b",
-        form_caps(),
-        "change",
-        json!({"arguments": {"n": 100}}),
-    )
-    .await;
-    (asked, refused, b)
+    let (asked, refused) = a_fills(MAX_PENDING, |n| change_as(s, "a", n), question).await;
+    (asked, refused, change_as(s, "b", 100).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -340,28 +328,14 @@ async fn a_client_at_its_quota_of_open_rounds_is_refused_and_another_is_still_se
         served.message
     );
 
-    let r = call_as(
-        &s,
-        "a",
-        form_caps(),
-        "change",
-        json!({"arguments": {"n": 50}}),
-    )
-    .await;
+    let r = change_as(&s, "a", 50).await;
     assert_eq!(r.error_code(), -32603, "{}", r.message);
     assert_eq!(r.message["error"]["data"]["quota"], "input_rounds");
 
     // A state of `a`'s echoed by `b` does not verify and answers nothing of `a`'s.
     let stolen = approve(&s, "b", 0, &asked[0]).await;
     assert_eq!(refusal(&stolen).as_deref(), Some("approval_state_invalid"));
-    let r = call_as(
-        &s,
-        "a",
-        form_caps(),
-        "change",
-        json!({"arguments": {"n": 51}}),
-    )
-    .await;
+    let r = change_as(&s, "a", 51).await;
     assert_eq!(refusal(&r).as_deref(), Some("client_quota_exceeded"));
 
     // Answering its rounds gives `a` its quota back (a replay does not take it twice).
@@ -373,14 +347,7 @@ async fn a_client_at_its_quota_of_open_rounds_is_refused_and_another_is_still_se
         assert_eq!(refusal(&again).as_deref(), Some("approval_state_replayed"));
     }
     for n in 60..60 + QUOTA {
-        let r = call_as(
-            &s,
-            "a",
-            form_caps(),
-            "change",
-            json!({"arguments": {"n": n}}),
-        )
-        .await;
+        let r = change_as(&s, "a", n).await;
         assert!(question(&r).is_some(), "{}", r.message);
     }
 }
@@ -415,13 +382,6 @@ async fn a_made_up_session_id_on_a_stateless_request_is_no_new_client() {
         }
     }
     assert_eq!(accepted, QUOTA);
-    let b = call_as(
-        &s,
-        "b",
-        task_caps(),
-        "instant",
-        json!({"arguments": {"n": 3}}),
-    )
-    .await;
+    let b = instant_task_as(&s, "b", 3).await;
     assert!(task_id(&b).is_some(), "{}", b.message);
 }

@@ -81,15 +81,9 @@ fn unkeyed(
             json!({"ok": true, "events": s.events, "head_sha256": s.head_sha256}),
             None,
         ),
-        Err(ChainError::Broken { line, reason }) => (
-            json!({
-                "ok": false,
-                "line": line,
-                "reason": reason.as_str(),
-                "message": reason.to_string(),
-            }),
-            Some(format!("{}: line {line}: {reason}", args.file.display())),
-        ),
+        Err(ChainError::Broken { line, reason }) => {
+            broken(args, line, reason.as_str(), reason.to_string())
+        }
         Err(e) => return Err(CliError(format!("{}: {e}", args.file.display()))),
     })
 }
@@ -134,16 +128,24 @@ fn keyed(
                 }),
                 None,
             ),
-            Err(KeyedError::Broken { line, reason }) => (
-                json!({
-                    "ok": false,
-                    "line": line,
-                    "reason": reason.as_str(),
-                    "message": reason.to_string(),
-                }),
-                Some(format!("{}: line {line}: {reason}", args.file.display())),
-            ),
+            Err(KeyedError::Broken { line, reason }) => {
+                broken(args, line, reason.as_str(), reason.to_string())
+            }
             Err(e) => return Err(CliError(format!("{}: {e}", args.file.display()))),
         },
+    )
+}
+
+/// The report and failure message of a chain broken at `line`, keyed or not.
+fn broken(
+    args: &VerifyAuditArgs,
+    line: u64,
+    reason: &str,
+    message: String,
+) -> (Value, Option<String>) {
+    let failure = format!("{}: line {line}: {message}", args.file.display());
+    (
+        json!({"ok": false, "line": line, "reason": reason, "message": message}),
+        Some(failure),
     )
 }

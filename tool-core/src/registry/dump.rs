@@ -26,6 +26,10 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
         "timeout_ms".into(),
         json!(d.timeout.map(|t| t.as_millis() as u64)),
     );
+    if !d.unix_sockets.is_empty() {
+        // Only when declared, so the pins of tools without sockets keep their bytes.
+        m.insert("unix_sockets".into(), json!(d.unix_sockets));
+    }
     m.insert("input_schema".into(), d.input_schema.clone());
     m.insert(
         "output_schema".into(),
@@ -72,7 +76,8 @@ impl serde::Serialize for DeclDump<'_> {
         use crate::schema::canonical::SortedKeys;
         use serde::ser::SerializeMap;
         let d = self.0;
-        let mut map = s.serialize_map(Some(14))?;
+        let declared_sockets = !d.unix_sockets.is_empty();
+        let mut map = s.serialize_map(Some(14 + usize::from(declared_sockets)))?;
         map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
         map.serialize_entry("description", &d.description)?;
         map.serialize_entry("destructive", &d.destructive())?;
@@ -87,6 +92,9 @@ impl serde::Serialize for DeclDump<'_> {
         map.serialize_entry("script_args", &d.script_args)?;
         map.serialize_entry("script_lang", &d.script_lang.map(ScriptLang::as_str))?;
         map.serialize_entry("timeout_ms", &d.timeout.map(|t| t.as_millis() as u64))?;
+        if declared_sockets {
+            map.serialize_entry("unix_sockets", &d.unix_sockets)?;
+        }
         map.end()
     }
 }
