@@ -8,8 +8,12 @@
 // blur which name an arm is about.
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
+mod alloc;
 mod calls;
+mod consts;
 mod effects;
+mod files;
+mod inline;
 mod values;
 mod walk;
 
