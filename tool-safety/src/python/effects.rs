@@ -247,6 +247,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             _ => {
                 self.archive_member_call(c, args);
                 self.http_call(q, c, args);
+                self.net_call(q, c, args);
             }
         }
     }

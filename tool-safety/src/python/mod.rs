@@ -14,6 +14,7 @@ mod consts;
 mod effects;
 mod files;
 mod inline;
+mod net;
 mod values;
 mod walk;
 

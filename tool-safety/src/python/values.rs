@@ -64,7 +64,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                         let name = self.text_value(args.positional.get(1)?)?;
                         Some(format!("{obj}.{name}"))
                     }
-                    _ => None,
+                    f => super::net::constructed(f).map(str::to_owned),
                 }
             }
             // `globals()['os']`, `vars(os)['system']`, `os.__dict__['system']`,
