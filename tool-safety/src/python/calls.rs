@@ -1,14 +1,14 @@
 //! Calls: the rules on each resolved callee (`os.system`, `subprocess`, `eval`, file access, ...).
 
-use ruff_python_ast::{Expr, ExprBinOp, ExprCall, Number, Operator, StmtFunctionDef};
+use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 
 use crate::catalog::{finding, id, RuleId};
-use crate::effects::{EffectKind, EffectTarget};
 use crate::paths::{self, PathClass};
 use crate::sink::CallView;
 use tool_rules::ScriptLang;
 
+use super::alloc::int_value;
 use super::walk::*;
 
 impl<'t, 's: 't> Py<'_, 's> {
@@ -36,6 +36,19 @@ impl<'t, 's: 't> Py<'_, 's> {
             Some(("posix" | "nt", rest)) => format!("os.{rest}"),
             Some(("commands", rest)) => format!("subprocess.{rest}"),
             _ => q,
+        };
+        // A C library function through `ctypes`: native code, and the effect of its `os` twin.
+        let q = match q.strip_prefix("ctypes.libc.") {
+            Some(f) => {
+                self.push(finding(id::PY_NATIVE, ev), n);
+                match f {
+                    "chmod" | "fchmod" | "lchmod" | "chown" | "lchown" | "system" | "unlink"
+                    | "remove" | "rmdir" | "kill" | "killpg" | "execv" | "execve" | "execvp"
+                    | "fork" | "rename" | "symlink" | "link" => format!("os.{f}"),
+                    _ => q,
+                }
+            }
+            None => q,
         };
         let root = q.split('.').next().unwrap_or("");
         if DOWNLOADERS.iter().any(|d| q == *d)
@@ -102,22 +115,36 @@ impl<'t, 's: 't> Py<'_, 's> {
             | "asyncio.create_subprocess_shell"
             | "asyncio.create_subprocess_exec" => self.subprocess(&q, &args, ev, n),
             "eval" | "exec" | "compile" | "execfile" => match args.positional.first() {
-                Some(a) if self.decodes(a) => self.push(finding(id::PY_DECODE_EXEC, ev), n),
-                Some(a) => match self.string(a) {
-                    Some(code) => {
-                        let base = self.base.or(Some(self.pos(n)));
-                        scan(&code, self.sink, self.nest + 1, base);
+                Some(a) => {
+                    let decoded = self.decodes(a);
+                    if decoded {
+                        self.push(finding(id::PY_DECODE_EXEC, ev), n);
                     }
-                    None if self.is_tainted(a) || self.reads_downloaded(a) => {
-                        self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n)
+                    match self.text_value(a) {
+                        // Code the scan can spell, decoded or built: scanned as Python.
+                        Some(code) => {
+                            let base = self.base.or(Some(self.pos(n)));
+                            scan(&code, self.sink, self.nest + 1, base);
+                        }
+                        None if decoded => {}
+                        None if self.is_tainted(a) || self.reads_downloaded(a) => {
+                            self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n)
+                        }
+                        None => self.push(finding(id::PY_EVAL, ev), n),
                     }
-                    None => self.push(finding(id::PY_EVAL, ev), n),
-                },
+                }
                 None => self.push(finding(id::PY_EVAL, ev), n),
             },
             "__import__" | "importlib.import_module" | "importlib.__import__" => {
-                match args.positional.first().and_then(|a| self.string(a)) {
-                    Some(m) => self.note_import(&m, n),
+                let arg = args.positional.first().copied();
+                match arg.and_then(|a| self.text_value(a)) {
+                    Some(m) => {
+                        self.note_import(&m, n);
+                        // A module name spelled indirectly hides what is imported.
+                        if arg.is_some_and(|a| self.string(a).is_none()) {
+                            self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n);
+                        }
+                    }
                     None => self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n),
                 }
             }
@@ -234,8 +261,15 @@ impl<'t, 's: 't> Py<'_, 's> {
                     self.env_read(&name, n);
                 }
             }
-            "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" => {
-                let target = args.positional.first().and_then(|a| self.path_value(a, 0));
+            "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" | "os.lchmod"
+            | "shutil.copymode" | "shutil.copystat" => {
+                // `copymode(src, dst)` gives `dst` the mode of `src`.
+                let target = if q.starts_with("shutil.copy") {
+                    args.positional.get(1)
+                } else {
+                    args.positional.first()
+                };
+                let target = target.and_then(|a| self.path_value(a, 0));
                 if target
                     .as_deref()
                     .is_some_and(|t| self.downloaded_files.iter().any(|d| d == t))
@@ -410,6 +444,8 @@ impl<'t, 's: 't> Py<'_, 's> {
             first,
             Expr::StringLiteral(_) | Expr::BytesLiteral(_) | Expr::FString(_)
         ) || matches!(self.const_value(first, 0), Some(Const::Str(_)))
+            || (!matches!(first, Expr::List(_) | Expr::Tuple(_) | Expr::Name(_))
+                && self.path_value(first, 0).is_some())
         {
             return self.shell_string(Some(first), id::PY_SUBPROCESS_SHELL, ev, n);
         }
@@ -485,325 +521,5 @@ impl<'t, 's: 't> Py<'_, 's> {
             let at = base.unwrap_or((e.line, e.column));
             self.sink.effect(e.kind, e.target, at, &e.evidence);
         }
-    }
-}
-
-impl<'t, 's: 't> Py<'_, 's> {
-    /// The effect of a `pathlib` method on a path the scan resolved: `Path('/etc').read_text()`,
-    /// `.unlink()`, `.write_text()`, `(Path.home() / '.ssh').iterdir()`...
-    fn path_method_effect(
-        &mut self,
-        method: &str,
-        obj: &'t Expr,
-        args: &Args<'t>,
-        ev: &str,
-        n: TextRange,
-    ) {
-        let kind = match method {
-            "read_text" | "read_bytes" => EffectKind::FileRead,
-            "write_text" | "write_bytes" => EffectKind::FileWrite,
-            "touch" | "mkdir" => EffectKind::FileCreate,
-            "unlink" | "rmdir" | "rename" | "replace" => EffectKind::FileDelete,
-            "chmod" | "lchmod" | "chown" => EffectKind::Chmod,
-            "symlink_to" | "hardlink_to" => EffectKind::Link,
-            "iterdir" | "glob" | "rglob" | "walk" => EffectKind::DirList,
-            "open" => {
-                let mode = args
-                    .positional
-                    .first()
-                    .copied()
-                    .or_else(|| args.keyword("mode"))
-                    .and_then(|m| self.string(m))
-                    .unwrap_or_default();
-                if mode.contains(['w', 'a', 'x', '+']) {
-                    EffectKind::FileWrite
-                } else {
-                    EffectKind::FileRead
-                }
-            }
-            _ => return,
-        };
-        // Only receivers that are paths: `Path(...)`, `Path.home() / ...`, names bound to them.
-        if !self.is_path_expr(obj, 0) {
-            return;
-        }
-        let Some(p) = self.path_value(obj, 0) else {
-            return;
-        };
-        let at = self.at(n);
-        self.sink.effect(kind, EffectTarget::Resolved(p), at, ev);
-        if matches!(method, "symlink_to" | "hardlink_to") {
-            if let Some(src) = args.positional.first().and_then(|a| self.path_value(a, 0)) {
-                self.sink
-                    .effect(EffectKind::FileRead, EffectTarget::Resolved(src), at, ev);
-            }
-        }
-    }
-
-    /// `true` when `e` builds a `pathlib` path (or names one bound to a path constant).
-    fn is_path_expr(&self, e: &'t Expr, depth: usize) -> bool {
-        if depth > MAX_EXPR_DEPTH {
-            return false;
-        }
-        match e {
-            Expr::Call(c) => {
-                let q = self.resolve(&c.func, 0).unwrap_or_default();
-                q.ends_with("Path")
-                    || q.ends_with("Path.home")
-                    || q.ends_with("Path.cwd")
-                    || matches!(&*c.func, Expr::Attribute(a)
-                        if matches!(a.attr.as_str(), "expanduser" | "resolve" | "absolute" | "joinpath" | "with_name" | "with_suffix")
-                            && self.is_path_expr(&a.value, depth + 1))
-            }
-            Expr::BinOp(b) if b.op == Operator::Div => self.is_path_expr(&b.left, depth + 1),
-            Expr::Attribute(a) if a.attr.as_str() == "parent" => {
-                self.is_path_expr(&a.value, depth + 1)
-            }
-            Expr::Name(_) => self.path_value(e, 0).is_some(),
-            _ => false,
-        }
-    }
-
-    /// The file `e` opens for writing (`open(p, 'w')`, `Path(p).open('wb')`), if constant.
-    pub(super) fn opened_for_write(&self, e: &'t Expr) -> Option<String> {
-        let Expr::Call(c) = e else { return None };
-        let args = Args::of(&c.arguments);
-        let q = self.resolve(&c.func, 0).unwrap_or_default();
-        let (path, mode) = if matches!(q.as_str(), "open" | "io.open" | "builtins.open") {
-            (
-                args.positional.first().and_then(|a| self.path_value(a, 0)),
-                args.positional
-                    .get(1)
-                    .copied()
-                    .or_else(|| args.keyword("mode")),
-            )
-        } else if let Expr::Attribute(a) = &*c.func {
-            if a.attr.as_str() != "open" {
-                return None;
-            }
-            (
-                self.path_value(&a.value, 0),
-                args.positional.first().copied(),
-            )
-        } else {
-            return None;
-        };
-        let mode = mode.and_then(|m| self.string(m))?;
-        mode.contains(['w', 'a', 'x', '+'])
-            .then_some(path)
-            .flatten()
-    }
-
-    /// An environment variable read by name (`os.environ['X']`, `os.getenv('X')`).
-    pub(super) fn env_read(&mut self, name: &str, n: TextRange) {
-        let at = self.at(n);
-        let ev = self.text(n).to_owned();
-        self.sink.effect(
-            EffectKind::EnvRead {
-                name: name.to_owned(),
-            },
-            EffectTarget::Resolved(name.to_owned()),
-            at,
-            &ev,
-        );
-    }
-
-    /// `[0] * 10**12`, `'x' * 10**10`, `bytearray(10**12)`-sized products: memory exhaustion.
-    pub(super) fn huge_allocation(&mut self, b: &'t ExprBinOp) {
-        if b.op != Operator::Mult {
-            return;
-        }
-        // The elements of `seq * n` (`b"x" * 10**12`, `bytes(10**3) * 10**9`, `[0] * 10**12`).
-        let count = match (self.seq_len(&b.left, 0), self.seq_len(&b.right, 0)) {
-            (Some(len), _) => int_value(&b.right, 0).map(|n| n.saturating_mul(len)),
-            (_, Some(len)) => int_value(&b.left, 0).map(|n| n.saturating_mul(len)),
-            _ => None,
-        };
-        if count.is_some_and(|c| c >= HUGE) {
-            let ev = self.text(b.range).to_owned();
-            self.push(finding(id::PY_RESOURCE, &ev), b.range);
-        }
-    }
-
-    /// The length of the sequence `e` builds, when known: a literal, `bytes(n)`,
-    /// `bytearray(n)`, or a product of those.
-    fn seq_len(&self, e: &Expr, depth: usize) -> Option<u128> {
-        if depth > 16 {
-            return None;
-        }
-        let len = |n: usize| Some(u128::try_from(n).unwrap_or(u128::MAX).max(1));
-        match e {
-            Expr::List(l) => len(l.elts.len()),
-            Expr::Tuple(t) => len(t.elts.len()),
-            Expr::StringLiteral(s) => len(s.value.len()),
-            Expr::BytesLiteral(b) => len(b.value.bytes().count()),
-            Expr::Call(c) => {
-                let q = self.resolve(&c.func, 0)?;
-                if !matches!(q.as_str(), "bytes" | "bytearray") {
-                    return None;
-                }
-                match c.arguments.args.first() {
-                    Some(a) => int_value(a, 0),
-                    None => Some(0),
-                }
-            }
-            Expr::BinOp(b) if b.op == Operator::Mult => {
-                match (
-                    self.seq_len(&b.left, depth + 1),
-                    self.seq_len(&b.right, depth + 1),
-                ) {
-                    (Some(l), _) => int_value(&b.right, 0).map(|n| n.saturating_mul(l)),
-                    (_, Some(r)) => int_value(&b.left, 0).map(|n| n.saturating_mul(r)),
-                    _ => None,
-                }
-            }
-            _ => None,
-        }
-    }
-
-    /// `bytes(n)` and `bytearray(n)` with a huge `n`: that many bytes at once.
-    pub(super) fn huge_buffer(&mut self, q: &str, c: &'t ExprCall) {
-        if !matches!(q, "bytes" | "bytearray") {
-            return;
-        }
-        if c.arguments
-            .args
-            .first()
-            .and_then(|a| int_value(a, 0))
-            .is_some_and(|n| n >= HUGE)
-        {
-            let ev = self.text(c.range()).to_owned();
-            self.push(finding(id::PY_RESOURCE, &ev), c.range());
-        }
-    }
-
-    /// `true` when `e` decodes a payload: `base64.b64decode(...)`, `zlib.decompress(...)`,
-    /// `bytes.fromhex(...)`, `codecs.decode(..., 'rot13')`, anywhere inside it.
-    pub(super) fn decodes(&self, e: &'t Expr) -> bool {
-        let t = self.text(e.range());
-        [
-            "b64decode",
-            "b32decode",
-            "b16decode",
-            "b85decode",
-            "a85decode",
-            "decodebytes",
-            "decompress",
-            "unhexlify",
-            "fromhex",
-            "codecs.decode",
-            "rot13",
-            "rot_13",
-        ]
-        .iter()
-        .any(|d| t.contains(d))
-            || matches!(e, Expr::Name(n) if self.decoded.contains(n.id.as_str()))
-    }
-
-    /// Remember a function's parameters and body, for calls with constant arguments.
-    pub(super) fn define(&mut self, f: &'t StmtFunctionDef) {
-        let (Some(first), Some(last)) = (f.body.first(), f.body.last()) else {
-            return;
-        };
-        let start = usize::from(first.range().start());
-        let end = usize::from(last.range().end());
-        let line_start = self.src[..start].rfind('\n').map_or(0, |i| i + 1);
-        let indent = &self.src[line_start..start];
-        let body = if indent.chars().all(|c| c == ' ' || c == '\t') {
-            self.src.get(line_start..end).unwrap_or("").to_owned()
-        } else {
-            format!("    {}", self.src.get(start..end).unwrap_or(""))
-        };
-        let params: Vec<String> = f
-            .parameters
-            .posonlyargs
-            .iter()
-            .chain(&f.parameters.args)
-            .map(|p| p.parameter.name.as_str().to_owned())
-            .collect();
-        self.functions
-            .insert(f.name.as_str().to_owned(), (params, body));
-    }
-
-    /// A call of a function defined in the script with constant arguments: its body is scanned
-    /// again with the parameters bound (`def wipe(p): shutil.rmtree(p)` then `wipe('/etc')`),
-    /// at the call's position.
-    fn inline_call(&mut self, c: &'t ExprCall, args: &Args<'t>) {
-        let Expr::Name(name) = &*c.func else { return };
-        let Some((params, body)) = self.functions.get(name.id.as_str()) else {
-            return;
-        };
-        if self.inlined >= MAX_INLINED || self.nest >= 2 || args.positional.len() > params.len() {
-            return;
-        }
-        let mut code = String::new();
-        for (p, a) in params.iter().zip(&args.positional) {
-            let Some(v) = self.path_value(a, 0) else {
-                return;
-            };
-            code.push_str(&format!("{p} = {v:?}\n"));
-        }
-        for (k, a) in &args.keywords {
-            if !params.iter().any(|p| p == k) {
-                return;
-            }
-            let Some(v) = self.path_value(a, 0) else {
-                return;
-            };
-            code.push_str(&format!("{k} = {v:?}\n"));
-        }
-        code.push_str("if True:\n");
-        code.push_str(body);
-        code.push('\n');
-        self.inlined += 1;
-        let base = self.base.or(Some(self.pos(c.range())));
-        let mut sub = self.sink.child();
-        scan(&code, &mut sub, self.nest + 1, base);
-        // A body that does not stand alone (`return`, `yield` at the top) is not ours to deny.
-        for f in sub.findings {
-            if f.rule_id != id::PY_SYNTAX.as_str() {
-                self.sink.push_at(f, base);
-            }
-        }
-        for e in sub.effects {
-            self.sink.effect(
-                e.kind,
-                e.target,
-                base.unwrap_or((e.line, e.column)),
-                &e.evidence,
-            );
-        }
-    }
-}
-
-/// The value of a constant integer expression (`10**12`, `1 << 40`, `4 * 1024`), saturating.
-/// Elements or bytes from which one allocation is resource abuse.
-const HUGE: u128 = 1_000_000_000;
-
-pub(super) fn int_value(e: &Expr, depth: usize) -> Option<u128> {
-    if depth > 16 {
-        return None;
-    }
-    match e {
-        Expr::NumberLiteral(n) => match &n.value {
-            Number::Int(i) => i.as_u64().map(u128::from).or(Some(u128::MAX)),
-            _ => None,
-        },
-        Expr::BinOp(b) => {
-            let l = int_value(&b.left, depth + 1)?;
-            let r = int_value(&b.right, depth + 1)?;
-            match b.op {
-                Operator::Pow => Some(l.saturating_pow(u32::try_from(r.min(128)).unwrap_or(128))),
-                Operator::Mult => Some(l.saturating_mul(r)),
-                Operator::Add => Some(l.saturating_add(r)),
-                Operator::LShift => Some(if r >= 127 {
-                    u128::MAX
-                } else {
-                    l.saturating_mul(1u128 << r)
-                }),
-                _ => None,
-            }
-        }
-        _ => None,
     }
 }

@@ -183,8 +183,12 @@ impl<'t, 's: 't> Py<'_, 's> {
                     }
                 }
             }
-            "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" => {
+            "os.chmod" | "os.chown" | "os.lchown" | "shutil.chown" | "os.lchmod" => {
                 self.fx(EffectKind::Chmod, p0, c)
+            }
+            "shutil.copymode" | "shutil.copystat" => {
+                self.fx(EffectKind::FileRead, p0, c);
+                self.fx(EffectKind::Chmod, p1, c);
             }
             "os.symlink" | "os.link" => {
                 let src = p0.and_then(|e| self.path_value(e, 0));
@@ -243,6 +247,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             _ => {
                 self.archive_member_call(c, args);
                 self.http_call(q, c, args);
+                self.net_call(q, c, args);
             }
         }
     }

@@ -8,8 +8,13 @@
 // blur which name an arm is about.
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
+mod alloc;
 mod calls;
+mod consts;
 mod effects;
+mod files;
+mod inline;
+mod net;
 mod values;
 mod walk;
 

@@ -3,6 +3,7 @@
 
 use ruff_python_ast::visitor::source_order::{walk_expr, SourceOrderVisitor, TraversalSignal};
 use ruff_python_ast::{AnyNodeRef, Expr, FStringPart, InterpolatedStringElement, Operator};
+use ruff_text_size::Ranged;
 
 use crate::paths::{self};
 
@@ -37,12 +38,54 @@ impl<'t, 's: 't> Py<'_, 's> {
                 let args = Args::of(&c.arguments);
                 match f.as_str() {
                     "__import__" | "importlib.import_module" | "builtins.__import__" => {
-                        args.positional.first().and_then(|a| self.string(a))
+                        args.positional.first().and_then(|a| self.text_value(a))
+                    }
+                    // `ctypes.CDLL(None)`, `ctypes.CDLL(find_library('c'))`,
+                    // `ctypes.cdll.LoadLibrary('libc.so.6')`: the C library itself.
+                    "ctypes.CDLL"
+                    | "ctypes.PyDLL"
+                    | "ctypes.cdll.LoadLibrary"
+                    | "ctypes.LibraryLoader"
+                    | "cffi.FFI.dlopen" => {
+                        let lib = args.positional.first();
+                        let libc = match lib {
+                            None => true,
+                            Some(Expr::NoneLiteral(_)) => true,
+                            Some(l) => {
+                                let t = self.text(l.range());
+                                t.contains("find_library")
+                                    || self.text_value(l).is_some_and(|v| v.contains("libc"))
+                            }
+                        };
+                        libc.then(|| "ctypes.libc".to_owned())
                     }
                     "getattr" | "builtins.getattr" => {
                         let obj = self.resolve(args.positional.first()?, depth + 1)?;
-                        let name = self.string(args.positional.get(1)?)?;
+                        let name = self.text_value(args.positional.get(1)?)?;
                         Some(format!("{obj}.{name}"))
+                    }
+                    f => super::net::constructed(f).map(str::to_owned),
+                }
+            }
+            // `globals()['os']`, `vars(os)['system']`, `os.__dict__['system']`,
+            // `__builtins__.__dict__['exec']`: a lookup by a name the scan can spell.
+            Expr::Subscript(s) => {
+                let name = self.text_value(&s.slice)?;
+                match &*s.value {
+                    Expr::Call(c) => {
+                        let f = self.resolve(&c.func, depth + 1)?;
+                        match (f.as_str(), c.arguments.args.first()) {
+                            ("globals" | "locals" | "vars", None) => {
+                                Some(self.aliases.get(&name).cloned().unwrap_or(name))
+                            }
+                            ("vars", Some(m)) => {
+                                Some(format!("{}.{name}", self.resolve(m, depth + 1)?))
+                            }
+                            _ => None,
+                        }
+                    }
+                    Expr::Attribute(a) if a.attr.as_str() == "__dict__" => {
+                        Some(format!("{}.{name}", self.resolve(&a.value, depth + 1)?))
                     }
                     _ => None,
                 }
@@ -138,6 +181,9 @@ impl<'t, 's: 't> Py<'_, 's> {
                 _ => None,
             },
             Expr::Subscript(s) => {
+                if let Some(sliced) = self.sliced_string(e, depth) {
+                    return Some(sliced);
+                }
                 let v = self.resolve(&s.value, depth + 1)?;
                 let k = self.string(&s.slice)?;
                 (v == "os.environ" && k == "HOME").then(|| "~".to_owned())
@@ -172,20 +218,13 @@ impl<'t, 's: 't> Py<'_, 's> {
                             .then(|| "~".to_owned())
                     }
                     Some("os.getcwd") => Some(".".to_owned()),
-                    Some("chr") => {
-                        // `chr(47)`: one character of a literal code point.
-                        let Some(Expr::NumberLiteral(n)) = first else {
-                            return None;
-                        };
-                        let ruff_python_ast::Number::Int(i) = &n.value else {
-                            return None;
-                        };
-                        char::from_u32(u32::try_from(i.as_u64()?).ok()?).map(String::from)
-                    }
                     Some(q) if q.ends_with("Path.home") || q == "os.path.expanduser" => {
                         Some("~".to_owned())
                     }
-                    _ => {
+                    q => {
+                        if let Some(s) = self.built_string(q, c, depth) {
+                            return Some(s);
+                        }
                         // Method calls on a path: `.expanduser()`, `.resolve()`, `.absolute()`, `.joinpath(x)`.
                         if let Expr::Attribute(a) = func {
                             let base = self.path_value(&a.value, depth + 1)?;

@@ -327,6 +327,14 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                             None => self.handles.remove(n.id.as_str()),
                         };
                         self.bind_archive(n.id.as_str(), &item.context_expr);
+                        // `with requests.Session() as s`, `with socket.socket() as s`
+                        match &item.context_expr {
+                            Expr::Call(_) => match self.resolve(&item.context_expr, 0) {
+                                Some(q) => self.aliases.insert(n.id.as_str().to_owned(), q),
+                                None => self.aliases.remove(n.id.as_str()),
+                            },
+                            _ => None,
+                        };
                     }
                 }
             }
