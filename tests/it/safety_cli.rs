@@ -104,3 +104,16 @@ fn scan_takes_a_workspace_and_a_cwd() {
         ExitCode::SUCCESS
     );
 }
+
+#[test]
+fn scan_takes_the_open_world_declaration() {
+    let script = fixture("bash/EFFECT-NETWORK/bad.sh");
+    assert_eq!(
+        run(&["scan", "--lang", "bash", "--open-world", &script]),
+        ExitCode::SUCCESS
+    );
+    assert_ne!(
+        run(&["scan", "--lang", "bash", "--open-world=maybe", &script]),
+        ExitCode::SUCCESS
+    );
+}

@@ -94,6 +94,12 @@ const RULES: &[RuleInfo] = &[
     r(id::EFFECT_KILL, C::ProcessExecution, L::High, D::NeedsHumanReview, "Signal only processes the script started itself ($!)."),
     r(id::EFFECT_KILL_ALL, C::ProcessExecution, L::Critical, D::Deny, "Never signal every process or PID 1."),
     r(id::EFFECT_ENV_SECRET, C::CredentialAccess, L::High, D::NeedsHumanReview, "Do not read credentials from the environment or dump it; pass only the values the tool needs."),
+    r(id::DYNAMIC_EXEC, C::CodeExecution, L::High, D::NeedsHumanReview, "Run the code directly, in plain text, so its effects can be read before it runs."),
+    r(id::DYNAMIC_EXEC_SENSITIVE, C::CodeExecution, L::Critical, D::Deny, "Code the scan cannot see, in a script that also does something sensitive: write both plainly."),
+    r(id::HOST_INFO, C::Reconnaissance, L::Medium, D::NeedsHumanReview, "Read only the host information the task needs, and say why."),
+    r(id::DESERIALIZE, C::Deserialization, L::High, D::NeedsHumanReview, "Load data with json or a safe loader (yaml.safe_load, torch.load(weights_only=True))."),
+    r(id::DESERIALIZE_UNTRUSTED, C::Deserialization, L::Critical, D::Deny, "Never decode network data or a payload that runs code with a code-running format (pickle, marshal, unsafe YAML)."),
+    r(id::ALLOC_LARGE, C::ResourceExhaustion, L::Medium, D::NeedsHumanReview, "Bound the allocation and process data in chunks."),
 ];
 
 /// Every built-in rule, in a stable order.

@@ -69,6 +69,151 @@ pub enum EffectKind {
     },
     /// Installs something that runs later (start-up files, cron, services).
     Persistence,
+    /// Reads information about the host: the process list, CPU, memory, network interfaces,
+    /// the kernel and its users.
+    HostInfo {
+        /// What is read (`process list`, `network interfaces`, `cpu`, `memory`, `system`...).
+        what: String,
+    },
+    /// Decodes data with a format that can run code while decoding (`pickle`, `marshal`,
+    /// `yaml.load` without a safe loader...).
+    Deserialize {
+        /// The format or loader (`pickle`, `marshal`, `yaml`, `torch.load`...).
+        format: String,
+        /// Where the decoded data comes from.
+        source: DataSource,
+    },
+    /// Allocates memory or disk on a large or unbounded scale (allocation in loops, large
+    /// literal repetition, `fallocate -l 10G`, `dd count=…`).
+    Allocation {
+        /// The size the scan could estimate, in bytes (`None` when unbounded or unknown).
+        bytes: Option<u64>,
+    },
+    /// Runs code the scan cannot see: a computed command name, `eval`/`exec` of built or decoded
+    /// text, `bash -c "$x"`, a script written then run or sourced, an interpreter the scanner
+    /// has no parser for (`perl -e`), calls into native code.
+    DynamicExec {
+        /// How the code is hidden, in a few words (`computed command name`, `eval of built
+        /// text`, `perl -e`, `script written then run`, `ctypes into libc`...).
+        form: String,
+    },
+}
+
+/// Where data handed to a decoder comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataSource {
+    /// A payload written in the script, with no sign of running code.
+    Literal,
+    /// A payload written in the script that names `os.system`, `eval`, `exec`, `subprocess`
+    /// or the like ([`payload_runs_code`]).
+    LiteralCode,
+    /// Data fetched from the network.
+    Network,
+    /// A file.
+    File,
+    /// Computed at run time.
+    Unknown,
+}
+
+impl DataSource {
+    /// The stable snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataSource::Literal => "literal",
+            DataSource::LiteralCode => "literal_code",
+            DataSource::Network => "network",
+            DataSource::File => "file",
+            DataSource::Unknown => "unknown",
+        }
+    }
+}
+
+/// The target of a [`EffectKind::ProcessControl`] whose processes were found by iterating the
+/// whole process list (`psutil.process_iter()`, `ps -e | …`): [`every_process`] builds it.
+pub const EVERY_PROCESS: &str = "every process";
+
+/// The signalled target for processes found by iterating every process, optionally filtered by
+/// name (`every process named sshd`).
+pub fn every_process(named: Option<&str>) -> String {
+    match named {
+        Some(n) => format!("{EVERY_PROCESS} named {n}"),
+        None => EVERY_PROCESS.to_owned(),
+    }
+}
+
+/// `true` when a decoder's literal payload names something that runs code on decoding
+/// (`os.system`, `eval`, `exec`, `subprocess`, `__reduce__`...): such a payload is a program.
+pub fn payload_runs_code(payload: &str) -> bool {
+    // Source text spells a line end `\n`, decoded text has a real one: read both the same way.
+    let p = payload.to_ascii_lowercase().replace("\\n", "\n");
+    const MODULES: [&str; 6] = ["os", "posix", "nt", "subprocess", "builtins", "__builtin__"];
+    const CALLS: [&str; 7] = [
+        "system",
+        "popen",
+        "exec",
+        "eval",
+        "spawn",
+        "check_output",
+        "run",
+    ];
+    // Protocol 0 names a global `cMODULE\nNAME`; binary protocols hold both names as strings.
+    let pickled = MODULES
+        .iter()
+        .any(|m| CALLS.iter().any(|f| p.contains(&format!("c{m}\n{f}"))))
+        || (["posix", "subprocess", "builtins"]
+            .iter()
+            .any(|m| p.contains(m))
+            && [
+                "system",
+                "popen",
+                "eval",
+                "exec",
+                "check_output",
+                "getoutput",
+            ]
+            .iter()
+            .any(|f| p.contains(f)));
+    pickled
+        || [
+            "os.system",
+            "os.popen",
+            "os.exec",
+            "subprocess",
+            "eval(",
+            "exec(",
+            "__reduce__",
+            "__import__",
+            "!!python/object/apply",
+            "!!python/name",
+        ]
+        .iter()
+        .any(|k| p.contains(k))
+}
+
+/// What of the host every build script reads (`uname`, `ps … | grep NAME`): a
+/// [`EffectKind::HostInfo`] of these is listed, never reviewed.
+pub const QUIET_HOST_INFO: &[&str] = &["kernel", "process lookup"];
+
+/// Allocations the judge reviews from this many bytes on (smaller known sizes pass).
+pub const ALLOCATION_REVIEW_BYTES: u64 = 256 * 1024 * 1024;
+
+/// `bytes` as a short size (`1.0 GiB`, `512 MiB`, `4096 B`).
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes;
+    let mut u = 0;
+    while v >= 1024 && u + 1 < UNITS.len() {
+        v /= 1024;
+        u += 1;
+    }
+    if u == 0 {
+        return format!("{bytes} B");
+    }
+    // One decimal from the unit below; integers only.
+    let scale = 1024u64.pow(u32::try_from(u).unwrap_or(0));
+    let tenths = (bytes % scale) * 10 / scale;
+    format!("{}.{tenths} {}", bytes / scale, UNITS[u])
 }
 
 impl EffectKind {
@@ -87,6 +232,10 @@ impl EffectKind {
             EffectKind::ProcessControl { .. } => "process_control",
             EffectKind::EnvRead { .. } => "env_read",
             EffectKind::Persistence => "persistence",
+            EffectKind::HostInfo { .. } => "host_info",
+            EffectKind::Deserialize { .. } => "deserialize",
+            EffectKind::Allocation { .. } => "allocation",
+            EffectKind::DynamicExec { .. } => "dynamic_exec",
         }
     }
 
@@ -403,6 +552,20 @@ mod tests {
             EffectKind::Persistence,
             EffectKind::EnvRead { name: "X".into() },
             EffectKind::ProcessControl { target: "1".into() },
+            EffectKind::HostInfo {
+                what: "process list".into(),
+            },
+            EffectKind::Deserialize {
+                format: "pickle".into(),
+                source: DataSource::Network,
+            },
+            EffectKind::Allocation {
+                bytes: Some(1 << 30),
+            },
+            EffectKind::Allocation { bytes: None },
+            EffectKind::DynamicExec {
+                form: "eval of built text".into(),
+            },
         ] {
             let e = Effect {
                 kind: k.clone(),
@@ -419,6 +582,29 @@ mod tests {
             let back: Effect = serde_json::from_value(v).expect("reads back");
             assert_eq!(back, e);
         }
+    }
+
+    #[test]
+    fn sizes_read_short() {
+        assert_eq!(human_bytes(1000), "1000 B");
+        assert_eq!(human_bytes(4096), "4.0 KiB");
+        assert_eq!(human_bytes(1 << 30), "1.0 GiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(10 << 30), "10.0 GiB");
+        assert_eq!(human_bytes(u64::MAX), "16777215.9 TiB");
+    }
+
+    #[test]
+    fn payloads_that_run_code() {
+        assert!(payload_runs_code("cos\nsystem\n(S'id'\ntR."));
+        assert!(payload_runs_code("cposix\nsystem\n"));
+        assert!(payload_runs_code("!!python/object/apply:os.system ['id']"));
+        assert!(payload_runs_code("__import__('subprocess')"));
+        assert!(!payload_runs_code("(dp0\nS'name'\np1\nS'ada'\n"));
+        assert!(!payload_runs_code("the system works"));
+        assert!(!payload_runs_code("print\nrun"));
+        assert!(payload_runs_code("\u{8c}\u{5}posix\u{94}\u{8c}\u{6}system"));
+        assert!(payload_runs_code(r"cos\nsystem\n(S'id'\ntR."));
     }
 
     #[test]

@@ -70,6 +70,12 @@ pub(crate) const EFFECT_NETWORK: RuleId = RuleId("EFFECT-NETWORK");
 pub(crate) const EFFECT_KILL: RuleId = RuleId("EFFECT-KILL");
 pub(crate) const EFFECT_KILL_ALL: RuleId = RuleId("EFFECT-KILL-ALL");
 pub(crate) const EFFECT_ENV_SECRET: RuleId = RuleId("EFFECT-ENV-SECRET");
+pub(crate) const DYNAMIC_EXEC: RuleId = RuleId("DYNAMIC-EXEC");
+pub(crate) const DYNAMIC_EXEC_SENSITIVE: RuleId = RuleId("DYNAMIC-EXEC-SENSITIVE");
+pub(crate) const HOST_INFO: RuleId = RuleId("HOST-INFO");
+pub(crate) const DESERIALIZE: RuleId = RuleId("DESERIALIZE");
+pub(crate) const DESERIALIZE_UNTRUSTED: RuleId = RuleId("DESERIALIZE-UNTRUSTED");
+pub(crate) const ALLOC_LARGE: RuleId = RuleId("ALLOC-LARGE");
 
 /// Every constant above, for the test that each has its catalog entry.
 #[cfg(test)]
@@ -132,4 +138,10 @@ pub(crate) const ALL: &[RuleId] = &[
     EFFECT_KILL,
     EFFECT_KILL_ALL,
     EFFECT_ENV_SECRET,
+    DYNAMIC_EXEC,
+    DYNAMIC_EXEC_SENSITIVE,
+    HOST_INFO,
+    DESERIALIZE,
+    DESERIALIZE_UNTRUSTED,
+    ALLOC_LARGE,
 ];

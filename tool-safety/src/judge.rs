@@ -4,7 +4,11 @@
 //! resolving it against the tracked working directory; each rule then looks at the places.
 
 use crate::catalog::{finding, id};
-use crate::effects::{is_secret_env, Direction, Effect, EffectKind, EffectTarget};
+use crate::decision::SafetyDecision;
+use crate::effects::{
+    human_bytes, is_secret_env, DataSource, Direction, Effect, EffectKind, EffectTarget,
+    ALLOCATION_REVIEW_BYTES, EVERY_PROCESS, QUIET_HOST_INFO,
+};
 use crate::paths::{self, PathClass};
 use crate::report::SafetyFinding;
 
@@ -336,7 +340,10 @@ pub(crate) fn judge(effects: &[Effect], ws: &Workspace<'_>, allow: &[String]) ->
             }
             EffectKind::ProcessControl { target } => {
                 let t = target.trim_start_matches('-');
-                let all = target == "-1" || t == "1" || target == "killall5";
+                let all = target == "-1"
+                    || t == "1"
+                    || target == "killall5"
+                    || target.starts_with(EVERY_PROCESS);
                 let rule = if all {
                     id::EFFECT_KILL_ALL
                 } else {
@@ -344,10 +351,68 @@ pub(crate) fn judge(effects: &[Effect], ws: &Workspace<'_>, allow: &[String]) ->
                 };
                 out.push(at(finding(rule, &e.evidence), e));
             }
+            EffectKind::HostInfo { what } if !QUIET_HOST_INFO.contains(&what.as_str()) => {
+                let ev = format!("reads {what}: {}", e.evidence);
+                out.push(at(
+                    finding(id::HOST_INFO, &ev).with_metadata("what", what),
+                    e,
+                ));
+            }
+            EffectKind::Deserialize { format, source } => {
+                let rule = match source {
+                    DataSource::Network | DataSource::LiteralCode => id::DESERIALIZE_UNTRUSTED,
+                    DataSource::Literal | DataSource::File | DataSource::Unknown => id::DESERIALIZE,
+                };
+                let f = finding(rule, &e.evidence)
+                    .with_metadata("format", format)
+                    .with_metadata("source", source.as_str());
+                out.push(at(f, e));
+            }
+            EffectKind::Allocation { bytes }
+                if bytes.is_none_or(|b| b >= ALLOCATION_REVIEW_BYTES) =>
+            {
+                let size = bytes.map_or_else(|| "unbounded".to_owned(), human_bytes);
+                let ev = format!("allocates {size}: {}", e.evidence);
+                out.push(at(
+                    finding(id::ALLOC_LARGE, &ev).with_metadata("size", &size),
+                    e,
+                ));
+            }
+            EffectKind::DynamicExec { form } => {
+                let ev = format!("{form}: {}", e.evidence);
+                out.push(at(
+                    finding(id::DYNAMIC_EXEC, &ev).with_metadata("form", form),
+                    e,
+                ));
+            }
             _ => {}
         }
     }
+    sharpen_dynamic(effects, &mut out);
     out
+}
+
+/// Code the scan cannot see is denied where the same script also does something the judge
+/// reviews or denies: what is hidden may be what makes the rest harmful.
+fn sharpen_dynamic(effects: &[Effect], out: &mut [Judged]) {
+    let dynamic = |i: usize| {
+        effects
+            .get(i)
+            .is_some_and(|e| matches!(e.kind, EffectKind::DynamicExec { .. }))
+    };
+    let sensitive = out
+        .iter()
+        .any(|(f, _, i)| !dynamic(*i) && f.decision >= SafetyDecision::NeedsHumanReview);
+    if !sensitive {
+        return;
+    }
+    for (f, _, i) in out.iter_mut() {
+        if dynamic(*i) && f.rule_id == id::DYNAMIC_EXEC.as_str() {
+            let mut g = finding(id::DYNAMIC_EXEC_SENSITIVE, &f.evidence);
+            g.metadata = std::mem::take(&mut f.metadata);
+            *f = g;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -375,5 +440,96 @@ mod tests {
         assert_eq!(ws.place("~/.bashrc"), Place::Home);
         assert_eq!(ws.place("/data/x"), Place::Elsewhere);
         assert_eq!(ws.place("/usr/include/stdio.h"), Place::ReadOnlySystem);
+    }
+
+    fn effect(kind: EffectKind) -> Effect {
+        Effect {
+            kind,
+            target: EffectTarget::Unknown,
+            line: 1,
+            column: 1,
+            evidence: "x".into(),
+            verdict: SafetyDecision::Allow,
+            rule_id: None,
+        }
+    }
+
+    fn rules(effects: &[Effect]) -> Vec<String> {
+        judge(effects, &Workspace::default(), &[])
+            .into_iter()
+            .map(|(f, _, _)| f.rule_id)
+            .collect()
+    }
+
+    #[test]
+    fn hidden_code_is_denied_beside_a_sensitive_effect() {
+        let dynamic = effect(EffectKind::DynamicExec {
+            form: "eval of built text".into(),
+        });
+        assert_eq!(rules(std::slice::from_ref(&dynamic)), ["DYNAMIC-EXEC"]);
+        let host = effect(EffectKind::HostInfo {
+            what: "process list".into(),
+        });
+        assert_eq!(
+            rules(&[dynamic, host]),
+            ["DYNAMIC-EXEC-SENSITIVE", "HOST-INFO"]
+        );
+    }
+
+    #[test]
+    fn decoders_of_untrusted_data_are_denied() {
+        let de = |source| {
+            effect(EffectKind::Deserialize {
+                format: "pickle".into(),
+                source,
+            })
+        };
+        assert_eq!(rules(&[de(DataSource::File)]), ["DESERIALIZE"]);
+        assert_eq!(rules(&[de(DataSource::Literal)]), ["DESERIALIZE"]);
+        assert_eq!(rules(&[de(DataSource::Network)]), ["DESERIALIZE-UNTRUSTED"]);
+        assert_eq!(
+            rules(&[de(DataSource::LiteralCode)]),
+            ["DESERIALIZE-UNTRUSTED"]
+        );
+    }
+
+    #[test]
+    fn large_allocations_are_reviewed_with_their_size() {
+        let alloc = |bytes| effect(EffectKind::Allocation { bytes });
+        assert!(rules(&[alloc(Some(1 << 20))]).is_empty());
+        assert_eq!(rules(&[alloc(None)]), ["ALLOC-LARGE"]);
+        let judged = judge(&[alloc(Some(2 << 30))], &Workspace::default(), &[]);
+        assert_eq!(judged[0].0.metadata["size"], "2.0 GiB");
+    }
+
+    #[test]
+    fn killing_every_process_is_denied() {
+        let kill = |t: &str| {
+            effect(EffectKind::ProcessControl {
+                target: t.to_owned(),
+            })
+        };
+        assert_eq!(rules(&[kill("sshd")]), ["EFFECT-KILL"]);
+        assert_eq!(
+            rules(&[kill(&crate::effects::every_process(Some("sshd")))]),
+            ["EFFECT-KILL-ALL"]
+        );
+    }
+
+    #[test]
+    fn network_is_reviewed_unless_open_world() {
+        let net = effect(EffectKind::Network {
+            url: Some("https://example.com/x".into()),
+            host: Some("example.com".into()),
+            port: None,
+            direction: Direction::Download,
+            sends: None,
+        });
+        assert_eq!(rules(std::slice::from_ref(&net)), ["EFFECT-NETWORK"]);
+        let open = Workspace {
+            open_world: true,
+            ..Workspace::default()
+        };
+        assert!(judge(&[net], &open, &[]).is_empty());
     }
 }

@@ -21,7 +21,8 @@
 //! `ScriptGate` seam (feature `safety`) and re-exports this API as `tool_core::safety`.
 //!
 //! Layout, bottom up: `decision` (the allow / review / deny scale), `effects` (what a script
-//! touches), `report` (the types every module shares) and `redact`; `catalog` (built-in
+//! touches), `report` (the types every module shares), `describe` (effects in words) and
+//! `redact`; `catalog` (built-in
 //! rules), `paths`, `policy`, `sink`, `rule`; the two language scanners `bash/` and `python/`,
 //! which never import each other (a nested script goes back through the sink to the scanner);
 //! `audit` and `scanner` on top.
@@ -31,6 +32,7 @@ mod audit;
 mod bash;
 mod catalog;
 mod decision;
+mod describe;
 mod effects;
 mod id;
 mod judge;
@@ -46,7 +48,11 @@ mod sink;
 pub use audit::script_sha256;
 pub use catalog::{builtin_rules, RuleInfo};
 pub use decision::SafetyDecision;
-pub use effects::{Direction, Effect, EffectKind, EffectTarget};
+pub use describe::SUMMARY_MAX_EFFECTS;
+pub use effects::{
+    every_process, human_bytes, payload_runs_code, DataSource, Direction, Effect, EffectKind,
+    EffectTarget, ALLOCATION_REVIEW_BYTES, EVERY_PROCESS, QUIET_HOST_INFO,
+};
 pub use policy::{Allowlist, PolicyError, RuleAction, SafetyPolicy};
 pub use redact::{redact, EVIDENCE_MAX_CHARS};
 pub use report::{

@@ -90,6 +90,8 @@ pub enum RiskCategory {
     Deserialization,
     /// Calling native code directly.
     NativeCode,
+    /// Reading what runs on the host and how it is built: processes, CPU, memory, interfaces.
+    Reconnaissance,
     /// The request around the script (cwd, timeout, env names).
     Request,
     /// The scanner itself could not vouch for the script.

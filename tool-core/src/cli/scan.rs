@@ -34,6 +34,10 @@ pub(crate) struct ScanArgs {
     /// default: the workspace root).
     #[arg(long)]
     cwd: Option<PathBuf>,
+    /// Judge the script as a tool declared `open_world`: plain network use is then no finding.
+    /// Without it, the conservative declaration: network use is reviewed.
+    #[arg(long)]
+    open_world: bool,
     /// Script files (`-` for standard input, at most once).
     #[arg(required = true)]
     files: Vec<String>,
@@ -59,7 +63,8 @@ pub(super) fn run(args: &ScanArgs) -> Result<ExitCode, CliError> {
     let (workspace, cwd) = places(args)?;
     let mut out = std::io::stdout().lock();
     for (file, script) in args.files.iter().zip(scripts) {
-        let mut req = SafetyScanRequest::new(args.tool.clone(), lang, script);
+        let mut req = SafetyScanRequest::new(args.tool.clone(), lang, script)
+            .with_open_world(args.open_world);
         if let Some(w) = &workspace {
             req = req.with_workspace(w.clone());
         }

@@ -308,6 +308,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             self.check_assign(k, v.val(), node);
         }
         let Some(name) = inv.name.as_deref() else {
+            self.dynamic(node, "computed command name");
             self.push(finding(id::BASH_INDIRECT_EXEC, ev), node);
             return;
         };

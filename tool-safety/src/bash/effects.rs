@@ -253,6 +253,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
 
     /// The effects of one unwrapped command.
     pub(super) fn command_effects(&mut self, inv: &Inv<'t>, name: &str) {
+        self.system_effects(inv, name);
         if inv.wrappers.iter().any(|w| w == "xargs") {
             // `xargs -a FILE CMD`: the items come from FILE.
             for (o, w) in &inv.wrapper_opts {

@@ -160,6 +160,20 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         self.push(finding(rule, ev), at);
     }
 
+    /// Code the scan cannot see runs at `node`.
+    pub(super) fn dynamic(&mut self, node: Node<'t>, form: &str) {
+        let at = self.base.unwrap_or(pos(node));
+        let ev = self.text(node);
+        self.sink.effect(
+            crate::effects::EffectKind::DynamicExec {
+                form: form.to_owned(),
+            },
+            crate::effects::EffectTarget::Unknown,
+            at,
+            ev,
+        );
+    }
+
     pub(super) fn eval(&mut self, inv: &Inv<'t>, ev: &str) {
         self.push(finding(id::BASH_EVAL, ev), inv.node);
         if inv.args.iter().all(|a| a.lit.is_some()) {
@@ -171,6 +185,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 .join(" ");
             self.nested(Interp::Shell, &code, inv.node);
         } else {
+            self.dynamic(inv.node, "eval of built text");
             for a in &inv.args {
                 if a.lit.is_none() {
                     self.generated_code(a.node, ev, inv.node, id::BASH_EVAL);
@@ -209,6 +224,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             match &code.lit {
                 Some(text) => {
                     if kind == Interp::Other {
+                        let name = inv.name.as_deref().unwrap_or("interpreter");
+                        self.foreign_code(inv, name, Some(text));
                         // Inline perl/ruby/node code is not parsed; shelling out from it needs a human.
                         if [
                             "system",
@@ -228,7 +245,11 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         self.nested(kind, text, inv.node);
                     }
                 }
-                None => self.generated_code(code.node, ev, inv.node, id::BASH_INDIRECT_EXEC),
+                None => {
+                    let name = inv.name.as_deref().unwrap_or("interpreter");
+                    self.dynamic(inv.node, &format!("{name} running built code"));
+                    self.generated_code(code.node, ev, inv.node, id::BASH_INDIRECT_EXEC);
+                }
             }
         }
         for a in &inv.args {

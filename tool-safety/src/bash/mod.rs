@@ -3,7 +3,7 @@
 //! `walk` holds the scan's state and the node walk; the rules extend its walker by concern:
 //! `words` (word decoding), `commands` (unwrapping and command rules), `exec` (nested
 //! interpreters and generated code), `awk` (programs of `awk`), `writes` (redirections and
-//! deletions). `text`, `interp` and
+//! deletions), `system` (host information, allocation, foreign interpreters' code). `text`, `interp` and
 //! `parse` are leaves. No file here imports `mod.rs`, which only declares and re-exports.
 
 // Arms dispatch on the command or callee name; folding their conditions into guards would
@@ -16,6 +16,7 @@ mod effects;
 mod exec;
 mod interp;
 mod parse;
+mod system;
 mod text;
 mod walk;
 mod words;
