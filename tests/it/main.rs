@@ -17,6 +17,7 @@ mod cli_call;
 mod context;
 mod error_codes;
 mod executor;
+mod grants;
 mod host_reach;
 mod mcp_2026;
 mod mcp_input;

@@ -27,6 +27,15 @@ pub enum ExecutorError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A resource's sandbox grant is not valid (a relative path, `..`, `/`, a path that does not
+    /// exist or overlaps the workspace, a bad host or port).
+    #[error("{message}")]
+    InvalidGrant {
+        /// The resource type whose grant was refused.
+        resource: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
 }
 
 /// Runs tool calls of a [`Registry`] under an [`ExecutorConfig`]. Share it behind an `Arc`; it
@@ -89,7 +98,8 @@ impl Executor {
         {
             config.script_gate = Some(bound);
         }
-        let confinement = Confinement::new(&root, &registry, &config.sandbox);
+        let grants = crate::sandbox::grant::tool_grants(&registry, &config.resources, &root)?;
+        let confinement = Confinement::new(&root, &registry, &config.sandbox, &grants);
         Ok(Executor {
             registry,
             guard,

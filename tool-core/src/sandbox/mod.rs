@@ -64,6 +64,7 @@
 //! `tool_sandbox::default_system_read_paths`. See the `tool-sandbox` crate docs for the rest.
 
 pub(crate) mod call;
+pub(crate) mod grant;
 mod helper;
 pub(crate) mod kernel;
 mod label;
@@ -72,5 +73,6 @@ pub(crate) mod runtime;
 pub(crate) mod setup;
 pub(crate) mod sync;
 
+pub use grant::{GrantAccess, Grants};
 pub use helper::{dispatch_helper, helper_embedded};
 pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::call::{intern, CallSandbox, ClassRuntime, ProcessRuntime, ToolRuntime, NONE};
+use super::call::{intern, CallSandbox, ClassRuntime, Declared, ProcessRuntime, ToolRuntime, NONE};
+use super::grant::{GrantAccess, Grants};
 use super::helper::helper_embedded;
 use super::kernel::{
-    default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
+    default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PathGrant, PoolConfig,
     SandboxPolicy, Support,
 };
 use super::limits::ProcessLimits;
@@ -149,7 +150,12 @@ impl Confinement {
     /// Probes the kernel, starts a confined pool per class the registry uses, finds the helper.
     /// Never fails: what cannot be confined is refused per call (or, for in-process handlers
     /// under `Required` on a kernel without support, run with the static guards after a warning).
-    pub(crate) fn new(root: &Path, registry: &Registry, config: &SandboxConfig) -> Self {
+    pub(crate) fn new(
+        root: &Path,
+        registry: &Registry,
+        config: &SandboxConfig,
+        grants: &HashMap<String, Grants>,
+    ) -> Self {
         let mode = config.mode;
         let support = if mode == Mode::Off {
             None
@@ -173,20 +179,29 @@ impl Confinement {
                 tracing::warn!(error = %e, "tools with script arguments will be refused");
             }
         }
-        // A class per capability and set of declared UNIX sockets: tools that declare sockets
-        // get pools and programs of their own, which may reach those sockets.
-        let mut classes: HashMap<(usize, Vec<String>), Arc<ClassRuntime>> = HashMap::new();
+        // A class per capability, set of declared UNIX sockets and set of grants of the tools'
+        // resources: tools that declare sockets or take granted resources get pools and programs
+        // of their own, which may reach those (and only those).
+        let mut classes: HashMap<(usize, Vec<String>, Grants), Arc<ClassRuntime>> = HashMap::new();
         let mut tools = HashMap::new();
+        let no_grants = Grants::new();
         for tool in registry.iter() {
             let decl = tool.decl();
             let (access, network) = class_of(decl);
             let i = class_index(access, network);
+            let granted = grants.get(&decl.name).unwrap_or(&no_grants);
             let mut sockets = decl.unix_sockets.clone();
+            sockets.extend(
+                granted
+                    .unix_sockets
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            );
             sockets.sort();
             sockets.dedup();
             let class = classes
-                .entry((i, sockets))
-                .or_insert_with_key(|(_, sockets)| {
+                .entry((i, sockets, granted.clone()))
+                .or_insert_with_key(|(_, sockets, grants)| {
                     Arc::new(build_class(
                         root,
                         Class {
@@ -194,6 +209,7 @@ impl Confinement {
                             access,
                             network,
                             sockets,
+                            grants,
                         },
                         mode,
                         config,
@@ -217,6 +233,11 @@ impl Confinement {
                     slots: Arc::new(Semaphore::new(slots)),
                     slot_count: slots,
                     limits,
+                    decl: Declared {
+                        name: decl.name.clone(),
+                        risk: decl.risk,
+                        open_world: decl.open_world,
+                    },
                 }),
             );
         }
@@ -277,12 +298,14 @@ fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String>
     })
 }
 
-/// What a class is made of: its capability and the UNIX sockets its tools declare.
+/// What a class is made of: its capability, the UNIX sockets its tools declare and the grants
+/// of their resources.
 struct Class<'a> {
     index: usize,
     access: FsAccess,
     network: bool,
     sockets: &'a [String],
+    grants: &'a Grants,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -301,14 +324,32 @@ fn build_class(
         access,
         network,
         sockets,
+        grants,
     } = class;
-    let name = if sockets.is_empty() {
-        CLASS_NAMES[i]
+    let granted = !grants.paths.is_empty() || (!network && !grants.connect.is_empty());
+    let name = match (sockets.is_empty(), granted) {
+        (true, false) => CLASS_NAMES[i],
+        (false, false) => intern(&format!("{}+unix", CLASS_NAMES[i])),
+        (true, true) => intern(&format!("{}+grants", CLASS_NAMES[i])),
+        (false, true) => intern(&format!("{}+unix+grants", CLASS_NAMES[i])),
+    };
+    let ports = if network {
+        Vec::new()
     } else {
-        intern(&format!("{}+unix", CLASS_NAMES[i]))
+        grants.ports().into_iter().collect()
     };
     let policy = SandboxPolicy::new(root, access, network)
         .and_then(|p| p.with_unix_sockets(sockets.iter().map(PathBuf::from)))
+        .and_then(|p| {
+            p.with_granted_paths(grants.paths.iter().map(|(path, access)| PathGrant {
+                path: path.clone(),
+                access: match access {
+                    GrantAccess::Read => FsAccess::ReadOnly,
+                    GrantAccess::ReadWrite => FsAccess::ReadWrite,
+                },
+            }))
+        })
+        .and_then(|p| p.with_tcp_connect_ports(ports))
         .map_err(|e| e.to_string());
     let pool = match (&policy, mode) {
         (_, Mode::Off) => None,
@@ -350,6 +391,11 @@ fn build_class(
     let handler_label = pool
         .as_ref()
         .map_or(NONE, |p| intern(&p.enforcement().label()));
+    let grants = if grants.is_empty() {
+        None
+    } else {
+        Some(grants.clone())
+    };
     let async_rt = match (&policy, mode) {
         (Ok(policy), Mode::BestEffort) | (Ok(policy), Mode::Required)
             if config.confine_async && (threads_ok || mode == Mode::BestEffort) =>
@@ -392,5 +438,6 @@ fn build_class(
         async_rt,
         process,
         rules: CLASS_RULES[i],
+        grants,
     }
 }
