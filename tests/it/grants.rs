@@ -11,7 +11,9 @@ use serde_json::json;
 use tool_core::approval::FixedApprover;
 use tool_core::executor::ExecutorError;
 use tool_core::sandbox::Grants;
-use tool_core::{CallResult, CallStatus, Executor, ExecutorConfig};
+use tool_core::{
+    tool, CallResult, CallStatus, Executor, ExecutorConfig, Registry, State, ToolContext,
+};
 
 use crate::exec_support::call;
 
@@ -47,6 +49,29 @@ fn serve(body: &'static str) -> u16 {
         }
     });
     port
+}
+
+const HELPER: &str = env!("CARGO_BIN_EXE_sandbox_helper");
+
+/// A directory outside the workspace the application hands its tools.
+#[derive(Clone)]
+struct Shelf(std::path::PathBuf);
+
+/// Copy `shelf/in.txt` to `shelf/out.txt` with a program.
+#[tool(risk = "mutation")]
+async fn shelf_copy(ctx: &ToolContext, State(shelf): State<Shelf>) -> Result<String, String> {
+    let dir = shelf.0.display().to_string();
+    let out = ctx
+        .command("sh")
+        .args([
+            "-c",
+            "cat \"$1/in.txt\" > \"$1/out.txt\" && cat \"$1/out.txt\"",
+            "sh",
+            &dir,
+        ])
+        .output()
+        .await?;
+    Ok(out.report())
 }
 
 fn executor(config: ExecutorConfig) -> Executor {
@@ -115,7 +140,7 @@ async fn a_database_without_its_grant_is_refused_with_the_fix() {
     let m = message(&r);
     assert!(
         m.contains("attempt to write a readonly database")
-            && m.contains("refused by the kernel sandbox")
+            && m.contains("denied by the kernel sandbox")
             && m.contains("`db_add_note` is declared `risk = \"mutation\"`")
             && m.contains("runs confined as `read_write`")
             && m.contains("ExecutorConfig::resource_with_grants"),
@@ -164,7 +189,7 @@ async fn an_http_service_without_its_grant_is_refused_with_the_fix() {
     assert_eq!(r.status, CallStatus::Failed, "{r:?}");
     let m = message(&r);
     assert!(
-        m.contains("refused by the kernel sandbox")
+        m.contains("denied by the kernel sandbox")
             && m.contains(
                 "`api_get` is declared `risk = \"safe\"`, so it runs confined as `read_only`"
             )
@@ -196,7 +221,7 @@ async fn a_port_grant_reaches_that_port_only() {
     assert_eq!(r.status, CallStatus::Failed, "{r:?}");
     let m = message(&r);
     assert!(
-        m.contains("Permission denied") && m.contains("refused by the kernel sandbox"),
+        m.contains("Permission denied") && m.contains("denied by the kernel sandbox"),
         "{m}"
     );
     assert!(m.contains(&format!("tcp 127.0.0.1:{granted}")), "{m}");
@@ -228,4 +253,69 @@ fn invalid_grants_refuse_the_start() {
             other => panic!("{why}: {other:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn programs_see_the_granted_paths_in_their_root_and_nothing_else() {
+    if !kernel_ready("programs_see_the_granted_paths_in_their_root_and_nothing_else") {
+        return;
+    }
+    let ws = tempfile::tempdir().expect("ws");
+    let shelf = tempfile::tempdir().expect("shelf");
+    std::fs::write(shelf.path().join("in.txt"), "on the shelf").expect("write");
+    let registry = Registry::builder()
+        .with_inventory_where(|m| m == module_path!())
+        .build()
+        .expect("registry");
+    let registry = Arc::new(registry);
+    let start = |grants: Option<Grants>| {
+        let value = Shelf(shelf.path().to_path_buf());
+        let config = ExecutorConfig::new(ws.path())
+            .sandbox_helper(HELPER)
+            .approver(Arc::new(FixedApprover::allow()));
+        let config = match grants {
+            Some(g) => config.resource_with_grants(value, g),
+            None => config.resource(value),
+        };
+        Executor::new(Arc::clone(&registry), config).expect("executor")
+    };
+    let exec = start(Some(Grants::new().read_write(shelf.path())));
+    let r = run(&exec, "shelf_copy", json!({})).await;
+    assert_eq!(r.status, CallStatus::Ok, "{r:?}");
+    assert!(
+        r.output
+            .as_ref()
+            .and_then(|o| o.as_str())
+            .unwrap_or("")
+            .contains("on the shelf"),
+        "{r:?}"
+    );
+    assert!(
+        r.enforced.contains("process: ") && r.enforced.contains("grants: read_write"),
+        "{}",
+        r.enforced
+    );
+    assert_eq!(
+        std::fs::read_to_string(shelf.path().join("out.txt")).expect("copied"),
+        "on the shelf"
+    );
+    std::fs::remove_file(shelf.path().join("out.txt")).expect("rm");
+    // Read only: the program reads the shelf, and may not write there.
+    let exec = start(Some(Grants::new().read(shelf.path())));
+    let r = run(&exec, "shelf_copy", json!({})).await;
+    let text = format!("{:?} {:?}", r.output, r.message);
+    assert!(
+        text.contains("Read-only file system") || text.contains("Permission denied"),
+        "{text}"
+    );
+    assert!(!shelf.path().join("out.txt").exists());
+    // Without a grant the shelf is not in the program's root at all.
+    let exec = start(None);
+    let r = run(&exec, "shelf_copy", json!({})).await;
+    let text = format!("{:?} {:?}", r.output, r.message);
+    assert!(
+        text.contains("No such file") || text.contains("Directory nonexistent"),
+        "{text}"
+    );
+    assert!(!shelf.path().join("out.txt").exists());
 }

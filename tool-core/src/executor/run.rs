@@ -296,7 +296,7 @@ fn refusal_hint(sb: &CallSandbox) -> String {
         None => String::new(),
     };
     format!(
-        " [refused by the kernel sandbox ({}): `{}` is declared {declared}, so it runs confined \
+        " [denied by the kernel sandbox ({}): `{}` is declared {declared}, so it runs confined \
          as `{}`: {}{granted}. To reach a path, UNIX socket or TCP port outside that, declare it \
          with the resource the tool takes: `ExecutorConfig::resource_with_grants(value, \
          Grants::new().read_write(dir))` (or `.read(path)`, `.unix_socket(path)`, \
