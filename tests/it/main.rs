@@ -4,6 +4,7 @@
 
 mod exec_support;
 
+mod any_main;
 mod app_crate;
 mod approval;
 mod audit;

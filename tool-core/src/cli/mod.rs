@@ -268,7 +268,7 @@ impl Cli {
         };
         match command {
             Command::List => list::run(registry()?),
-            Command::Doctor => doctor::run(registry()?),
+            Command::Doctor => doctor::run(registry()?, &self.resources),
             Command::Dump(args) => dump::run(registry().ok(), &args),
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),

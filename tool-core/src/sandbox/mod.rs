@@ -65,7 +65,7 @@
 
 pub(crate) mod call;
 pub(crate) mod grant;
-mod helper;
+pub(crate) mod helper;
 pub(crate) mod kernel;
 mod label;
 pub(crate) mod limits;
@@ -74,5 +74,6 @@ pub(crate) mod setup;
 pub(crate) mod sync;
 
 pub use grant::{GrantAccess, Grants};
-pub use helper::{dispatch_helper, helper_embedded};
+pub(crate) use helper::helper_status;
+pub use helper::{block_on_main, dispatch_helper, enter_main, helper_embedded};
 pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

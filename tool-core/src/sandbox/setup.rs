@@ -282,20 +282,88 @@ impl Confinement {
     }
 }
 
+/// What one class of an executor's confinement does, as `doctor` reports it.
+#[derive(Debug)]
+pub(crate) struct ClassReport {
+    /// The class name (`read_only`, `read_write+grants`, …).
+    pub(crate) name: &'static str,
+    /// The tools of the class, sorted.
+    pub(crate) tools: Vec<String>,
+    /// What confines its sync handlers (`none` when nothing does).
+    pub(crate) sync_handlers: &'static str,
+    /// What confines its async `#[tool]` handlers (`none` when nothing does).
+    pub(crate) async_handlers: &'static str,
+    /// Whether its programs can be started confined, or why not.
+    pub(crate) programs: Result<(), String>,
+    /// What its tools' resources grant.
+    pub(crate) grants: Option<String>,
+}
+
+impl Confinement {
+    /// Per class, what it confines: read from the pools, runtimes and launchers this
+    /// confinement started, so it says what calls will get.
+    pub(crate) fn report(&self) -> Vec<ClassReport> {
+        let mut by_class: Vec<(Arc<ClassRuntime>, Vec<String>)> = Vec::new();
+        for (tool, rt) in &self.tools {
+            match by_class.iter_mut().find(|(c, _)| Arc::ptr_eq(c, &rt.class)) {
+                Some((_, tools)) => tools.push(tool.clone()),
+                None => by_class.push((Arc::clone(&rt.class), vec![tool.clone()])),
+            }
+        }
+        let mut out: Vec<ClassReport> = by_class
+            .into_iter()
+            .map(|(class, mut tools)| {
+                tools.sort();
+                ClassReport {
+                    name: class.name,
+                    tools,
+                    sync_handlers: class.handler_label,
+                    async_handlers: class.async_rt.as_ref().map_or(NONE, |rt| rt.label),
+                    programs: class.process.as_ref().map(|_| ()).map_err(Clone::clone),
+                    grants: class.grants.as_ref().map(ToString::to_string),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| (a.name, &a.tools).cmp(&(b.name, &b.tools)));
+        out
+    }
+}
+
 fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String> {
     let kmode = mode.kernel();
+    if config.helper.is_none() {
+        if let Some(why) = super::helper::embedding_failed() {
+            return Err(why);
+        }
+    }
     let found = match &config.helper {
         Some(path) => Launcher::locate(Some(path), kmode),
         None if helper_embedded() => Launcher::current_exe(kmode),
         None => Launcher::locate(None, kmode),
     };
-    found.map_err(|e| {
-        format!(
-            "{e}. Fix: call `tool_core::sandbox::dispatch_helper()` first thing in `main` (the CLI \
-             does), or build `tool-sandbox-exec` (`cargo build -p tool-sandbox`) and pass its path \
-             with `ExecutorConfig::sandbox_helper`"
-        )
-    })
+    found.map_err(|e| format!("{e}. Fix: {}", super::helper::MAIN_FIX))
+}
+
+/// Why an executor whose tools run scripts must not start: the program called
+/// `dispatch_helper` too late to be its own helper, and names no other. `None` under
+/// `Mode::Off`, without script tools, or with a helper.
+pub(crate) fn startup_refusal(registry: &Registry, config: &SandboxConfig) -> Option<String> {
+    if config.mode == Mode::Off || config.helper.is_some() {
+        return None;
+    }
+    let why = super::helper::embedding_failed()?;
+    let scripts: Vec<&str> = registry
+        .iter()
+        .filter(|t| !t.decl().script_args.is_empty())
+        .map(|t| t.decl().name.as_str())
+        .collect();
+    if scripts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "tools with scripts ({}) cannot be confined: {why}",
+        scripts.join(", ")
+    ))
 }
 
 /// What a class is made of: its capability, the UNIX sockets its tools declare and the grants
