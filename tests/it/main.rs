@@ -4,6 +4,7 @@
 
 mod exec_support;
 
+mod any_main;
 mod app_crate;
 mod approval;
 mod audit;
@@ -17,6 +18,7 @@ mod cli_call;
 mod context;
 mod error_codes;
 mod executor;
+mod grants;
 mod host_reach;
 mod mcp_2026;
 mod mcp_input;

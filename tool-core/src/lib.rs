@@ -65,6 +65,9 @@ pub use reason::ReasonCode;
 pub use registry::{Registry, RegistryError, ToolDef};
 pub use resource::State;
 pub use status::{CallStatus, Step};
+/// A `main` whose first act is the sandbox helper's dispatch (see [`sandbox::dispatch_helper`]);
+/// on an `async fn main` it replaces `#[tokio::main]`.
+pub use tool_macros::main;
 pub use tool_macros::tool;
 
 mod __private;

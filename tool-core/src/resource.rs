@@ -26,6 +26,11 @@
 //! # let _ = config;
 //! ```
 //!
+//! A resource that lives outside the workspace (a database file, a socket, a server) declares
+//! what its tools need from the kernel sandbox when it is registered
+//! ([`ExecutorConfig::resource_with_grants`](crate::ExecutorConfig::resource_with_grants) with
+//! [`Grants`]): every tool taking it is confined with those grants added, and nothing more.
+//!
 //! `State<T>` parameters are not arguments: the model never sees them (they are not in the
 //! schema) and cannot choose them. Each call gets a clone of the registered value (share one
 //! instance through an `Arc`); concurrent calls and sync tools, which run on confined worker
@@ -36,6 +41,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
+
+use crate::sandbox::Grants;
 
 /// A resource registered on the executor, as a `#[tool]` parameter: `db: State<Db>` (or
 /// `State(db): State<Db>`). Each call gets a clone of the registered value, as with axum's
@@ -113,6 +120,8 @@ pub struct Resources {
 struct Entry {
     name: &'static str,
     value: Arc<dyn Any + Send + Sync>,
+    /// What the tools that take it need from the sandbox.
+    grants: Arc<Grants>,
 }
 
 impl Resources {
@@ -123,14 +132,37 @@ impl Resources {
 
     /// Register `value` as the resource of type `T` (replacing an earlier one of that type).
     pub fn insert<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.insert_with_grants(value, Grants::new());
+    }
+
+    /// Register `value` as the resource of type `T`, with what the tools that take it need from
+    /// the kernel sandbox (paths outside the workspace, UNIX sockets, TCP ports; see
+    /// [`Grants`]). They are checked when the executor starts.
+    pub fn insert_with_grants<T: Clone + Send + Sync + 'static>(
+        &mut self,
+        value: T,
+        grants: Grants,
+    ) {
         let ty = ResourceType::of::<T>();
         self.map.insert(
             ty.id,
             Entry {
                 name: ty.name,
                 value: Arc::new(value),
+                grants: Arc::new(grants),
             },
         );
+    }
+
+    /// Every resource's type name and grants.
+    pub(crate) fn all_grants(&self) -> impl Iterator<Item = (&'static str, &Grants)> {
+        self.map.values().map(|e| (e.name, &*e.grants))
+    }
+
+    /// What the resource of this type was registered with for the sandbox (`None`: not
+    /// registered).
+    pub fn grants(&self, ty: ResourceType) -> Option<&Grants> {
+        self.map.get(&ty.id).map(|e| &*e.grants)
     }
 
     /// Add every resource of `other`, replacing those of the same types.

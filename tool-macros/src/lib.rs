@@ -9,6 +9,7 @@ mod attr;
 mod check;
 mod ctxt;
 mod expand;
+mod main_attr;
 mod model;
 
 /// Declare a function as an agent tool.
@@ -90,5 +91,24 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
             out.extend(err.to_compile_error());
             out.into()
         }
+    }
+}
+
+/// Marks the program's `main` so that kernel confinement works whatever it is: its first act is
+/// `tool_core::sandbox::dispatch_helper()` (the program is then its own sandbox helper), before
+/// any runtime or thread starts. On an `async fn main` it replaces `#[tokio::main]`: the body
+/// runs on a multi-threaded tokio runtime built after the dispatch.
+///
+/// ```ignore
+/// #[tool_core::main]
+/// async fn main() {
+///     // build the registry and the executor, serve, ...
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    match main_attr::expand(args.into(), item.into()) {
+        Ok(out) => out.into(),
+        Err(err) => err.to_compile_error().into(),
     }
 }

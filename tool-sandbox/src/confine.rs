@@ -5,9 +5,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath,
-    PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError, RulesetStatus,
-    Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, NetPort,
+    PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetError,
+    RulesetStatus, Scope, ABI,
 };
 use serde::{Deserialize, Serialize};
 
@@ -246,8 +246,9 @@ pub(crate) fn confine_prepared(
     let unix_sockets = !policy.unix_sockets.is_empty();
     let seccomp = match seccomp
         .map(|ahead| ahead.and_then(|()| seccomp::apply_mount()))
-        .unwrap_or_else(|| seccomp::apply_thread(policy.network, unix_sockets))
-    {
+        .unwrap_or_else(|| {
+            seccomp::apply_thread(policy.network, policy.tcp_sockets(), unix_sockets)
+        }) {
         Ok(()) => true,
         Err(e) if mode == Mode::Required => return Err(e),
         Err(_) => false,
@@ -341,11 +342,37 @@ fn restrict(
             policy.workspace.display()
         ))
     })?;
-    let status = ruleset
+    let mut ruleset = ruleset
         .add_rule(PathBeneath::new(workspace_fd, workspace_access))
-        .map_err(ll_err)?
-        .restrict_self()
         .map_err(ll_err)?;
+    // The granted paths: like the workspace, a missing one fails (it was checked to exist).
+    for grant in &policy.granted_paths {
+        let fd = PathFd::new(&grant.path).map_err(|e| {
+            SandboxError::InvalidPolicy(format!(
+                "cannot open granted path {}: {e}",
+                grant.path.display()
+            ))
+        })?;
+        let mut access: BitFlags<AccessFs> = match grant.access {
+            FsAccess::ReadOnly => AccessFs::from_read(abi),
+            FsAccess::ReadWrite => AccessFs::from_all(abi),
+        };
+        if !grant.path.is_dir() {
+            access &= AccessFs::from_file(abi);
+        }
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(ll_err)?;
+    }
+    // TCP connections to the granted ports (TCP is handled only without `network`).
+    if !policy.network {
+        for port in &policy.tcp_connect_ports {
+            ruleset = ruleset
+                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .map_err(ll_err)?;
+        }
+    }
+    let status = ruleset.restrict_self().map_err(ll_err)?;
     let kernel_abi = match status.landlock {
         LandlockStatus::Available { effective_abi, .. } => abi_number(effective_abi),
         _ => 0,

@@ -49,6 +49,19 @@ pub fn dispatch() -> Option<i32> {
         .get(3)
         .and_then(|a| a.to_str())
         .and_then(|m| serde_json::from_value::<Mode>(serde_json::Value::from(m)).ok());
+    // A helper must confine from a single thread (user namespaces, fork): dispatched after the
+    // program started threads (inside `#[tokio::main]`), it refuses with a status line.
+    let threads = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count());
+    if threads > 1 {
+        return Some(fail(
+            &mut std::io::stderr(),
+            &SandboxError::Setup(format!(
+                "the helper was dispatched after the program started {threads} threads (inside \
+                 `#[tokio::main]`?): dispatch it first thing in `main`, before any runtime \
+                 (`#[tool_core::main]` does)"
+            )),
+        ));
+    }
     Some(match (args.get(2).and_then(|a| a.to_str()), mode) {
         (Some(ZYGOTE), Some(mode)) if args.len() == 4 => crate::zygote::serve(mode),
         _ => fail(

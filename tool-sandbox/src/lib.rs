@@ -96,8 +96,8 @@ pub use command::{Launcher, Outcome, ProcessOutput, SandboxedCommand, HELPER_NAM
 pub use confine::{confine_current_thread, Enforcement, LandlockEnforcement};
 pub use error::SandboxError;
 pub use policy::{
-    default_system_read_paths, CapabilityClass, FsAccess, LimitHit, Mode, Rlimits, SandboxPolicy,
-    DEFAULT_MEMORY_BYTES,
+    default_system_read_paths, CapabilityClass, FsAccess, LimitHit, Mode, PathGrant, Rlimits,
+    SandboxPolicy, DEFAULT_MEMORY_BYTES,
 };
 pub use pool::{recv_spinning, ConfinedPool, IdleSpin, PoolConfig};
 pub use probe::Support;

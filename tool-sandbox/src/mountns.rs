@@ -114,7 +114,8 @@ pub(crate) fn prepare(read_paths: &[PathBuf]) -> Result<Prepared, SandboxError> 
 }
 
 impl Prepared {
-    /// Adds what the request names (the workspace, the declared UNIX sockets, read paths the
+    /// Adds what the request names (the workspace, the declared UNIX sockets, the granted paths,
+    /// read paths the
     /// policy adds to those prepared), detaches the host's tree and makes the root read-only.
     pub(crate) fn finish(self, policy: &SandboxPolicy) -> Result<(), SandboxError> {
         let fail = |what: &str, e: rustix::io::Errno| setup(&format!("mount namespace: {what}"), e);
@@ -137,6 +138,13 @@ impl Prepared {
                 Kind::Socket,
             )?;
         }
+        for grant in &policy.granted_paths {
+            let mut flags = MountFlags::NOSUID | MountFlags::NODEV;
+            if grant.access == FsAccess::ReadOnly {
+                flags |= MountFlags::RDONLY;
+            }
+            bind(&self.host, &grant.path, flags, Kind::Granted)?;
+        }
         drop(self.host);
         unmount(HOST, UnmountFlags::DETACH).map_err(|e| fail("detach the host tree", e))?;
         std::fs::remove_dir(HOST).map_err(|e| setup("mount namespace: host mount point", e))?;
@@ -156,6 +164,8 @@ enum Kind {
     Any,
     Dir,
     Socket,
+    /// A granted path: a directory or a regular file.
+    Granted,
 }
 
 /// Puts the host's `path` into the new root, read-only: a link whose target lies beneath
@@ -263,6 +273,7 @@ fn bind(host: &OwnedFd, path: &Path, flags: MountFlags, kind: Kind) -> Result<()
     match (kind, file_type) {
         (Kind::Dir, rustix::fs::FileType::Directory)
         | (Kind::Socket, rustix::fs::FileType::Socket)
+        | (Kind::Granted, rustix::fs::FileType::Directory | rustix::fs::FileType::RegularFile)
         | (Kind::Any, _) => {}
         _ => {
             return Err(BindError::Other(SandboxError::InvalidPolicy(format!(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::SandboxError;
 
 /// How a confined thread or process may use the workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FsAccess {
     /// Read (and execute) the workspace, write nothing anywhere (`safe` and `read_only` tools).
@@ -75,6 +75,28 @@ pub struct SandboxPolicy {
     /// outside the workspace is reachable.
     #[serde(default)]
     pub unix_sockets: Vec<PathBuf>,
+    /// Paths outside the workspace granted on top of it (a resource's declared needs, e.g. a
+    /// database's directory): each a canonical existing file or directory, with what may be done
+    /// beneath it. Programs get them bound into their minimal root too. Empty by default.
+    #[serde(default)]
+    pub granted_paths: Vec<PathGrant>,
+    /// TCP ports a policy without `network` may connect to (Landlock ABI ≥ 4 rules by port; the
+    /// kernel cannot check the host). A thread with ports may create TCP sockets (`SOCK_STREAM`,
+    /// protocol TCP) of the IP families, nothing else of them; programs keep their empty network
+    /// namespace, so ports reach handlers only. Empty by default.
+    #[serde(default)]
+    pub tcp_connect_ports: Vec<u16>,
+}
+
+/// A path outside the workspace a policy grants, and how.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PathGrant {
+    /// The canonical path of an existing file or directory (a directory grants what lies
+    /// beneath it, files made later included).
+    pub path: PathBuf,
+    /// Read (and execute), or read and write (create, remove, rename, truncate beneath a
+    /// directory; write and truncate a file).
+    pub access: FsAccess,
 }
 
 /// The system paths readable by default: what the dynamic loader, libc (locale, name service,
@@ -138,6 +160,8 @@ impl SandboxPolicy {
             system_read_paths: default_system_read_paths(),
             tmpdir: None,
             unix_sockets: Vec::new(),
+            granted_paths: Vec::new(),
+            tcp_connect_ports: Vec::new(),
         })
     }
 
@@ -192,6 +216,47 @@ impl SandboxPolicy {
         Ok(self)
     }
 
+    /// Grants paths outside the workspace (see [`SandboxPolicy::granted_paths`]). Each must be
+    /// absolute, without `..`, an existing file or directory, neither `/` nor overlapping the
+    /// workspace (whose access comes from the tool's risk); it is canonicalized. Fails closed
+    /// with [`SandboxError::InvalidPolicy`].
+    pub fn with_granted_paths(
+        mut self,
+        grants: impl IntoIterator<Item = PathGrant>,
+    ) -> Result<Self, SandboxError> {
+        let mut checked = Vec::new();
+        for grant in grants {
+            checked.push(check_grant(&grant, &self.workspace)?);
+        }
+        checked.sort();
+        checked.dedup();
+        self.granted_paths = checked;
+        Ok(self)
+    }
+
+    /// Grants TCP connections to `ports` to a policy without network (see
+    /// [`SandboxPolicy::tcp_connect_ports`]); port 0 is refused.
+    pub fn with_tcp_connect_ports(
+        mut self,
+        ports: impl IntoIterator<Item = u16>,
+    ) -> Result<Self, SandboxError> {
+        let mut ports: Vec<u16> = ports.into_iter().collect();
+        if ports.contains(&0) {
+            return Err(SandboxError::InvalidPolicy(
+                "tcp port 0 cannot be granted".to_owned(),
+            ));
+        }
+        ports.sort_unstable();
+        ports.dedup();
+        self.tcp_connect_ports = ports;
+        Ok(self)
+    }
+
+    /// Whether a thread of this policy may create TCP sockets: with `network`, or with ports.
+    pub(crate) fn tcp_sockets(&self) -> bool {
+        self.network || !self.tcp_connect_ports.is_empty()
+    }
+
     /// The capability class of this policy.
     pub fn class(&self) -> CapabilityClass {
         CapabilityClass {
@@ -216,6 +281,19 @@ impl SandboxPolicy {
         for socket in &self.unix_sockets {
             check_socket(socket)?;
         }
+        for grant in &self.granted_paths {
+            if check_grant(grant, &self.workspace)? != *grant {
+                return Err(SandboxError::InvalidPolicy(format!(
+                    "granted path {} is not canonical",
+                    grant.path.display()
+                )));
+            }
+        }
+        if self.tcp_connect_ports.contains(&0) {
+            return Err(SandboxError::InvalidPolicy(
+                "tcp port 0 cannot be granted".to_owned(),
+            ));
+        }
         if let Some(t) = &self.tmpdir {
             if !t.starts_with(&self.workspace) {
                 return Err(SandboxError::InvalidPolicy(format!(
@@ -226,6 +304,51 @@ impl SandboxPolicy {
         }
         Ok(())
     }
+}
+
+/// A granted path: absolute, no `..`, canonical, existing, a file or a directory, not `/`, and
+/// neither inside nor around the workspace.
+fn check_grant(grant: &PathGrant, workspace: &Path) -> Result<PathGrant, SandboxError> {
+    use std::path::Component;
+    let path = &grant.path;
+    let invalid = |why: String| SandboxError::InvalidPolicy(format!("granted path {why}"));
+    if !path.is_absolute() {
+        return Err(invalid(format!(
+            "{} is not an absolute path",
+            path.display()
+        )));
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(invalid(format!("{} contains `..`", path.display())));
+    }
+    let canonical = path
+        .canonicalize()
+        .map_err(|e| invalid(format!("{}: {e}", path.display())))?;
+    if canonical.parent().is_none() {
+        return Err(invalid(format!(
+            "{} is the root directory: grant the directory the resource needs, not `/`",
+            path.display()
+        )));
+    }
+    let meta = std::fs::metadata(&canonical)
+        .map_err(|e| invalid(format!("{}: {e}", canonical.display())))?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(invalid(format!(
+            "{} is neither a directory nor a regular file",
+            canonical.display()
+        )));
+    }
+    if canonical.starts_with(workspace) || workspace.starts_with(&canonical) {
+        return Err(invalid(format!(
+            "{} overlaps the workspace {} (what a tool may do there comes from its risk)",
+            canonical.display(),
+            workspace.display()
+        )));
+    }
+    Ok(PathGrant {
+        path: canonical,
+        access: grant.access,
+    })
 }
 
 /// A declared UNIX socket: absolute, canonical, and a socket now.

@@ -135,6 +135,6 @@ fn probe_on_this_thread() -> (u8, bool, bool) {
         }
         Err(_) => (0, false),
     };
-    let seccomp = seccomp::apply_thread(false, false).is_ok();
+    let seccomp = seccomp::apply_thread(false, false, false).is_ok();
     (landlock_abi, landlock_full, seccomp)
 }

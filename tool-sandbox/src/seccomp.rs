@@ -268,9 +268,52 @@ pub(crate) fn mount_filter() -> Result<BpfProgram, SandboxError> {
 
 /// The one filter a confined thread gets on top of the base filter: the class rules, the mount
 /// filter's and [`thread_rules`]. All fail with `EPERM`.
-pub(crate) fn thread_filter(network: bool, unix_sockets: bool) -> Result<BpfProgram, SandboxError> {
-    let rules = merge(class_rules(network)?, unconditional(&MOUNT_SYSCALLS));
+///
+/// A thread without network that may connect to granted TCP ports (`tcp`) may also create
+/// `SOCK_STREAM` sockets of the IP families with protocol TCP (or the default), nothing else of
+/// them ([`tcp_rules`]): Landlock then decides which ports they connect to.
+pub(crate) fn thread_filter(
+    network: bool,
+    tcp: bool,
+    unix_sockets: bool,
+) -> Result<BpfProgram, SandboxError> {
+    let mut class = class_rules(network)?;
+    if !network && tcp {
+        class.insert(libc::SYS_socket, tcp_rules()?);
+    }
+    let rules = merge(class, unconditional(&MOUNT_SYSCALLS));
     deny(merge(rules, thread_rules(unix_sockets)?))
+}
+
+/// The `socket()` rules of a thread without network that may reach granted TCP ports: denied
+/// are the families but `AF_UNIX`, `AF_INET` and `AF_INET6`, and of the IP families every type
+/// but `SOCK_STREAM` (no UDP, raw, SCTP, packet sockets) and every protocol but the default and
+/// TCP (no MPTCP, SCTP streams).
+fn tcp_rules() -> Result<Vec<SeccompRule>, SandboxError> {
+    let cond = |arg: u8, op: SeccompCmpOp, value: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(sc_err)
+    };
+    let rule = |conds: Vec<SeccompCondition>| SeccompRule::new(conds).map_err(sc_err);
+    let mut rules = vec![rule(vec![
+        cond(0, SeccompCmpOp::Ne, libc::AF_UNIX as u64)?,
+        cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
+        cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
+    ])?];
+    for family in [libc::AF_INET, libc::AF_INET6] {
+        // Every type but `SOCK_STREAM` (1), the flags masked off.
+        for ty in (0..16u64).filter(|t| *t != libc::SOCK_STREAM as u64) {
+            rules.push(rule(vec![
+                cond(0, SeccompCmpOp::Eq, family as u64)?,
+                cond(1, SeccompCmpOp::MaskedEq(0xf), ty)?,
+            ])?);
+        }
+        rules.push(rule(vec![
+            cond(0, SeccompCmpOp::Eq, family as u64)?,
+            cond(2, SeccompCmpOp::Ne, 0)?,
+            cond(2, SeccompCmpOp::Ne, libc::IPPROTO_TCP as u64)?,
+        ])?);
+    }
+    Ok(rules)
 }
 
 // Classic BPF opcodes (linux/bpf_common.h).
@@ -332,9 +375,13 @@ pub(crate) fn apply_mount() -> Result<(), SandboxError> {
 }
 
 /// Every filter of a confined thread: [`apply_base`], then the [`thread_filter`].
-pub(crate) fn apply_thread(network: bool, unix_sockets: bool) -> Result<(), SandboxError> {
+pub(crate) fn apply_thread(
+    network: bool,
+    tcp: bool,
+    unix_sockets: bool,
+) -> Result<(), SandboxError> {
     apply_base()?;
-    apply_filter(&thread_filter(network, unix_sockets)?).map_err(sc_err)
+    apply_filter(&thread_filter(network, tcp, unix_sockets)?).map_err(sc_err)
 }
 
 #[cfg(test)]

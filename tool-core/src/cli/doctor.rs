@@ -1,46 +1,59 @@
-//! `doctor`: what kernel confinement this machine offers, and what the executor makes of it.
+//! `doctor`: what kernel confinement this machine offers, and what the executor makes of it for
+//! the registry's tools, read from the confinement an executor would start here (the current
+//! directory as workspace, the default sandbox configuration).
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 
 use super::shared::CliError;
 use crate::registry::Registry;
+use crate::resource::Resources;
 use crate::sandbox;
+use crate::sandbox::setup::{Confinement, SandboxConfig};
 
-pub(super) fn run(registry: &Registry) -> Result<ExitCode, CliError> {
+pub(super) fn run(registry: &Registry, resources: &Resources) -> Result<ExitCode, CliError> {
     let mut out = std::io::stdout().lock();
-    let support = sandbox::support();
-    writeln!(out, "kernel sandbox: {support}")?;
-    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
-        .iter()
-        .all(|part| support.split('+').any(|p| p == *part));
-    if full {
-        writeln!(
-            out,
-            "  sync handlers: confined per capability class (Landlock + seccomp)\n  \
-             programs (scripts, ctx.command): confined in their own user/PID/network namespaces"
-        )?;
-    } else {
-        writeln!(
-            out,
-            "  under the default mode (required): in-process handlers run with the static guards \
-             only; tools with script arguments are refused (sandbox_unavailable)"
-        )?;
-    }
-    writeln!(
-        out,
-        "  async handlers: not confined (the audit records `none`)\n  \
-         sandbox helper: {}",
-        if sandbox::helper_embedded() {
-            "this program (embedded)"
-        } else {
-            "not embedded: looked for `tool-sandbox-exec` next to the executable"
-        }
-    )?;
+    writeln!(out, "kernel sandbox: {}", sandbox::support())?;
+    writeln!(out, "sandbox helper: {}", sandbox::helper_status())?;
     let scripts = registry
         .iter()
         .filter(|t| !t.decl().script_args.is_empty())
         .count();
     writeln!(out, "tools: {} ({scripts} with scripts)", registry.len())?;
+    let root = std::env::current_dir()
+        .and_then(|d| d.canonicalize())
+        .map_err(|e| CliError(format!("cannot resolve the current directory: {e}")))?;
+    let grants = match sandbox::grant::tool_grants(registry, resources, &root) {
+        Ok(grants) => grants,
+        Err(e) => {
+            writeln!(out, "grants: refused: {e}")?;
+            HashMap::new()
+        }
+    };
+    let config = SandboxConfig::default();
+    let confinement = Confinement::new(&root, registry, &config, &grants);
+    writeln!(out, "mode: {}", confinement.mode.as_str())?;
+    for class in confinement.report() {
+        writeln!(out, "class {}: {}", class.name, class.tools.join(", "))?;
+        writeln!(out, "  sync handlers: {}", confined(class.sync_handlers))?;
+        writeln!(out, "  async handlers: {}", confined(class.async_handlers))?;
+        match &class.programs {
+            Ok(()) => writeln!(out, "  programs: confined by the helper")?,
+            Err(why) => writeln!(out, "  programs: refused (sandbox_unavailable): {why}")?,
+        }
+        if let Some(g) = &class.grants {
+            writeln!(out, "  grants: {g}")?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A handler label as doctor says it: what confines it, or that nothing does.
+fn confined(label: &str) -> String {
+    if label == "none" {
+        "not confined (the audit records `none`)".to_owned()
+    } else {
+        format!("confined ({label})")
+    }
 }

@@ -131,6 +131,18 @@ impl Cli {
         self
     }
 
+    /// Register a resource with what the tools that take it need from the kernel sandbox
+    /// (see [`crate::sandbox::Grants`] and
+    /// [`ExecutorConfig::resource_with_grants`](crate::ExecutorConfig::resource_with_grants)).
+    pub fn resource_with_grants<T: Clone + Send + Sync + 'static>(
+        mut self,
+        value: T,
+        grants: crate::sandbox::Grants,
+    ) -> Self {
+        self.resources.insert_with_grants(value, grants);
+        self
+    }
+
     /// Run the command line over every `#[tool]` linked into the program, then exit the process.
     ///
     /// Commands that never look at the registry (`scan`, `proxy`, `verify-audit`) run without building it, so a
@@ -256,7 +268,7 @@ impl Cli {
         };
         match command {
             Command::List => list::run(registry()?),
-            Command::Doctor => doctor::run(registry()?),
+            Command::Doctor => doctor::run(registry()?, &self.resources),
             Command::Dump(args) => dump::run(registry().ok(), &args),
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),

@@ -158,6 +158,30 @@ impl ExecutorConfig {
         self
     }
 
+    /// Register `value` as a resource (as [`ExecutorConfig::resource`]) with what the tools that
+    /// take it need from the kernel sandbox: paths outside the workspace, UNIX sockets, TCP
+    /// ports ([`Grants`](crate::sandbox::Grants)). Every tool with a `State<T>` of this type is
+    /// confined with the grants added; [`Executor::new`](super::Executor::new) refuses a grant
+    /// that is not valid ([`ExecutorError::InvalidGrant`](super::ExecutorError::InvalidGrant)).
+    ///
+    /// ```no_run
+    /// use std::sync::{Arc, Mutex};
+    /// use tool_core::sandbox::Grants;
+    /// # struct Db;
+    /// // The database's directory: its `-journal` is created beside it.
+    /// let config = tool_core::ExecutorConfig::new(".")
+    ///     .resource_with_grants(Arc::new(Mutex::new(Db)), Grants::new().read_write("/var/lib/app"));
+    /// # let _ = config;
+    /// ```
+    pub fn resource_with_grants<T: Clone + Send + Sync + 'static>(
+        mut self,
+        value: T,
+        grants: crate::sandbox::Grants,
+    ) -> Self {
+        self.resources.insert_with_grants(value, grants);
+        self
+    }
+
     /// Register every resource of `resources` (replacing those of the same types).
     pub fn resources(mut self, resources: &Resources) -> Self {
         self.resources.extend(resources);

@@ -27,6 +27,22 @@ pub enum ExecutorError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// Tools with scripts could not be confined by this program, and it says so before any
+    /// call: e.g. `dispatch_helper` ran inside `#[tokio::main]` (use `#[tool_core::main]`).
+    #[error("{message}")]
+    SandboxUnavailable {
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A resource's sandbox grant is not valid (a relative path, `..`, `/`, a path that does not
+    /// exist or overlaps the workspace, a bad host or port).
+    #[error("{message}")]
+    InvalidGrant {
+        /// The resource type whose grant was refused.
+        resource: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
 }
 
 /// Runs tool calls of a [`Registry`] under an [`ExecutorConfig`]. Share it behind an `Arc`; it
@@ -89,7 +105,11 @@ impl Executor {
         {
             config.script_gate = Some(bound);
         }
-        let confinement = Confinement::new(&root, &registry, &config.sandbox);
+        if let Some(message) = crate::sandbox::setup::startup_refusal(&registry, &config.sandbox) {
+            return Err(ExecutorError::SandboxUnavailable { message });
+        }
+        let grants = crate::sandbox::grant::tool_grants(&registry, &config.resources, &root)?;
+        let confinement = Confinement::new(&root, &registry, &config.sandbox, &grants);
         Ok(Executor {
             registry,
             guard,

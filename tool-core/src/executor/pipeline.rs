@@ -121,6 +121,14 @@ pub(super) fn admit<'r>(
 /// The checks, then step `approve`: everything before the handler may start. An approver's edit
 /// sends the edited arguments down the checks again.
 pub(super) async fn prepare(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+    // A tool whose programs cannot be confined is refused before anyone is asked to approve it.
+    if let Some(why) = cx.executor.confinement.refusal(call.tool.decl()) {
+        return Err(Stop::new(
+            crate::status::Step::Run,
+            crate::reason::ReasonCode::SandboxUnavailable,
+            why,
+        ));
+    }
     let mut round = 0u32;
     loop {
         check(cx, call)?;

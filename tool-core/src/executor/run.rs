@@ -241,13 +241,8 @@ impl Enforced<'_> {
         if let Some(code) = sb.code() {
             return (code, message);
         }
-        let denied = message.contains("os error 13") || message.contains("os error 1)");
-        if denied && sb.handler_confined() {
-            let class = sb.class();
-            message.push_str(&format!(
-                " [denied by the kernel sandbox ({}): the tool is declared `{}`, so {}]",
-                class.handler_label, class.name, class.rules
-            ));
+        if sb.handler_confined() && kernel_refusal(&message) {
+            message.push_str(&refusal_hint(sb));
         }
         (ReasonCode::ToolError, message)
     }
@@ -263,6 +258,51 @@ impl Enforced<'_> {
         }
         m
     }
+}
+
+/// Whether a confined handler's error looks like the kernel sandbox refused it: a permission
+/// error (`EACCES`, `EPERM`, `EROFS`, as `std::io::Error` or libc prints them) or SQLite's
+/// report of a journal it could not create.
+fn kernel_refusal(message: &str) -> bool {
+    [
+        "os error 13)",
+        "os error 1)",
+        "os error 30)",
+        "Permission denied",
+        "Operation not permitted",
+        "Read-only file system",
+        "attempt to write a readonly database",
+    ]
+    .iter()
+    .any(|p| message.contains(p))
+}
+
+/// What a kernel refusal adds to a confined handler's error: what confined it, from which
+/// declaration, and how to declare more.
+fn refusal_hint(sb: &CallSandbox) -> String {
+    let class = sb.class();
+    let decl = &sb.tool.decl;
+    let declared = format!(
+        "`risk = \"{}\"`{}",
+        decl.risk.as_str(),
+        if decl.open_world {
+            ", `open_world`"
+        } else {
+            ""
+        }
+    );
+    let granted = match &class.grants {
+        Some(g) => format!("; its resources grant: {g}"),
+        None => String::new(),
+    };
+    format!(
+        " [denied by the kernel sandbox ({}): `{}` is declared {declared}, so it runs confined \
+         as `{}`: {}{granted}. To reach a path, UNIX socket or TCP port outside that, declare it \
+         with the resource the tool takes: `ExecutorConfig::resource_with_grants(value, \
+         Grants::new().read_write(dir))` (or `.read(path)`, `.unix_socket(path)`, \
+         `.connect(host, port)`), or declare the tool `open_world` for the network]",
+        class.handler_label, decl.name, class.name, class.rules
+    )
 }
 
 /// Check a successful output before it leaves: every content block ([`Content::check`]), and

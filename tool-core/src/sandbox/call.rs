@@ -33,6 +33,8 @@ pub(crate) struct ClassRuntime {
     pub(crate) process: Result<ProcessRuntime, String>,
     /// What a refusal says about the class, e.g. `read_only: reads the workspace, writes nothing`.
     pub(crate) rules: &'static str,
+    /// What the resources of its tools grant on top of the class (`None`: nothing).
+    pub(crate) grants: Option<super::grant::Grants>,
 }
 
 /// One tool's share of its class: the class, and the slots that bound how many of its sync calls
@@ -44,6 +46,16 @@ pub(crate) struct ToolRuntime {
     pub(crate) slot_count: usize,
     /// The resource limits of the programs the tool starts.
     pub(crate) limits: super::limits::ProcessLimits,
+    /// What the tool declares that chose its class, for refusals.
+    pub(crate) decl: Declared,
+}
+
+/// The parts of a tool's declaration that chose its class.
+#[derive(Debug)]
+pub(crate) struct Declared {
+    pub(crate) name: String,
+    pub(crate) risk: crate::decl::Risk,
+    pub(crate) open_world: bool,
 }
 
 /// What one call learned about its confinement, for its result and audit event.
@@ -124,13 +136,23 @@ impl CallSandbox {
         self.record().handler.is_some_and(|l| l != NONE)
     }
 
-    /// What enforced the call: the handler's confinement, then the last program's.
+    /// What enforced the call: the handler's confinement, then the last program's, then the
+    /// grants of the tool's resources (`…; grants: read_write /var/lib/app, tcp host:443`).
     pub(crate) fn label(&self) -> &'static str {
         let r = self.record();
         let handler = r.handler.unwrap_or(NONE);
+        // The grants of the tool's resources, where something enforced them.
+        let grants = match (
+            &self.tool.class.grants,
+            handler != NONE || r.process.is_some(),
+        ) {
+            (Some(g), true) => format!("; grants: {g}"),
+            _ => String::new(),
+        };
         match &r.process {
-            None => handler,
-            Some(p) => intern(&format!("{handler}; process: {p}")),
+            None if grants.is_empty() => handler,
+            None => intern(&format!("{handler}{grants}")),
+            Some(p) => intern(&format!("{handler}; process: {p}{grants}")),
         }
     }
 }

@@ -4,8 +4,8 @@
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
     confine_current_thread, default_system_read_paths, recv_spinning, ConfinedPool, FsAccess,
-    IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PoolConfig, Rlimits, SandboxError,
-    SandboxPolicy, SandboxedCommand, Support,
+    IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PathGrant, PoolConfig, Rlimits,
+    SandboxError, SandboxPolicy, SandboxedCommand, Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -120,6 +120,11 @@ mod other {
     #[derive(Debug, Clone)]
     pub(crate) struct SandboxPolicy;
 
+    pub(crate) struct PathGrant {
+        pub(crate) path: PathBuf,
+        pub(crate) access: FsAccess,
+    }
+
     impl SandboxPolicy {
         pub(crate) fn new(_: &Path, _: FsAccess, _: bool) -> Result<Self, SandboxError> {
             Ok(SandboxPolicy)
@@ -133,6 +138,18 @@ mod other {
         pub(crate) fn with_unix_sockets(
             self,
             _: impl IntoIterator<Item = PathBuf>,
+        ) -> Result<Self, SandboxError> {
+            Ok(self)
+        }
+        pub(crate) fn with_granted_paths(
+            self,
+            _: impl IntoIterator<Item = PathGrant>,
+        ) -> Result<Self, SandboxError> {
+            Ok(self)
+        }
+        pub(crate) fn with_tcp_connect_ports(
+            self,
+            _: impl IntoIterator<Item = u16>,
         ) -> Result<Self, SandboxError> {
             Ok(self)
         }

@@ -64,7 +64,8 @@
 //! `tool_sandbox::default_system_read_paths`. See the `tool-sandbox` crate docs for the rest.
 
 pub(crate) mod call;
-mod helper;
+pub(crate) mod grant;
+pub(crate) mod helper;
 pub(crate) mod kernel;
 mod label;
 pub(crate) mod limits;
@@ -72,5 +73,7 @@ pub(crate) mod runtime;
 pub(crate) mod setup;
 pub(crate) mod sync;
 
-pub use helper::{dispatch_helper, helper_embedded};
+pub use grant::{GrantAccess, Grants};
+pub(crate) use helper::helper_status;
+pub use helper::{block_on_main, dispatch_helper, enter_main, helper_embedded};
 pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use super::call::{intern, CallSandbox, ClassRuntime, ProcessRuntime, ToolRuntime, NONE};
+use super::call::{intern, CallSandbox, ClassRuntime, Declared, ProcessRuntime, ToolRuntime, NONE};
+use super::grant::{GrantAccess, Grants};
 use super::helper::helper_embedded;
 use super::kernel::{
-    default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PoolConfig,
+    default_system_read_paths, ConfinedPool, FsAccess, KernelMode, Launcher, PathGrant, PoolConfig,
     SandboxPolicy, Support,
 };
 use super::limits::ProcessLimits;
@@ -149,7 +150,12 @@ impl Confinement {
     /// Probes the kernel, starts a confined pool per class the registry uses, finds the helper.
     /// Never fails: what cannot be confined is refused per call (or, for in-process handlers
     /// under `Required` on a kernel without support, run with the static guards after a warning).
-    pub(crate) fn new(root: &Path, registry: &Registry, config: &SandboxConfig) -> Self {
+    pub(crate) fn new(
+        root: &Path,
+        registry: &Registry,
+        config: &SandboxConfig,
+        grants: &HashMap<String, Grants>,
+    ) -> Self {
         let mode = config.mode;
         let support = if mode == Mode::Off {
             None
@@ -173,20 +179,29 @@ impl Confinement {
                 tracing::warn!(error = %e, "tools with script arguments will be refused");
             }
         }
-        // A class per capability and set of declared UNIX sockets: tools that declare sockets
-        // get pools and programs of their own, which may reach those sockets.
-        let mut classes: HashMap<(usize, Vec<String>), Arc<ClassRuntime>> = HashMap::new();
+        // A class per capability, set of declared UNIX sockets and set of grants of the tools'
+        // resources: tools that declare sockets or take granted resources get pools and programs
+        // of their own, which may reach those (and only those).
+        let mut classes: HashMap<(usize, Vec<String>, Grants), Arc<ClassRuntime>> = HashMap::new();
         let mut tools = HashMap::new();
+        let no_grants = Grants::new();
         for tool in registry.iter() {
             let decl = tool.decl();
             let (access, network) = class_of(decl);
             let i = class_index(access, network);
+            let granted = grants.get(&decl.name).unwrap_or(&no_grants);
             let mut sockets = decl.unix_sockets.clone();
+            sockets.extend(
+                granted
+                    .unix_sockets
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned()),
+            );
             sockets.sort();
             sockets.dedup();
             let class = classes
-                .entry((i, sockets))
-                .or_insert_with_key(|(_, sockets)| {
+                .entry((i, sockets, granted.clone()))
+                .or_insert_with_key(|(_, sockets, grants)| {
                     Arc::new(build_class(
                         root,
                         Class {
@@ -194,6 +209,7 @@ impl Confinement {
                             access,
                             network,
                             sockets,
+                            grants,
                         },
                         mode,
                         config,
@@ -217,6 +233,11 @@ impl Confinement {
                     slots: Arc::new(Semaphore::new(slots)),
                     slot_count: slots,
                     limits,
+                    decl: Declared {
+                        name: decl.name.clone(),
+                        risk: decl.risk,
+                        open_world: decl.open_world,
+                    },
                 }),
             );
         }
@@ -261,28 +282,98 @@ impl Confinement {
     }
 }
 
+/// What one class of an executor's confinement does, as `doctor` reports it.
+#[derive(Debug)]
+pub(crate) struct ClassReport {
+    /// The class name (`read_only`, `read_write+grants`, …).
+    pub(crate) name: &'static str,
+    /// The tools of the class, sorted.
+    pub(crate) tools: Vec<String>,
+    /// What confines its sync handlers (`none` when nothing does).
+    pub(crate) sync_handlers: &'static str,
+    /// What confines its async `#[tool]` handlers (`none` when nothing does).
+    pub(crate) async_handlers: &'static str,
+    /// Whether its programs can be started confined, or why not.
+    pub(crate) programs: Result<(), String>,
+    /// What its tools' resources grant.
+    pub(crate) grants: Option<String>,
+}
+
+impl Confinement {
+    /// Per class, what it confines: read from the pools, runtimes and launchers this
+    /// confinement started, so it says what calls will get.
+    pub(crate) fn report(&self) -> Vec<ClassReport> {
+        let mut by_class: Vec<(Arc<ClassRuntime>, Vec<String>)> = Vec::new();
+        for (tool, rt) in &self.tools {
+            match by_class.iter_mut().find(|(c, _)| Arc::ptr_eq(c, &rt.class)) {
+                Some((_, tools)) => tools.push(tool.clone()),
+                None => by_class.push((Arc::clone(&rt.class), vec![tool.clone()])),
+            }
+        }
+        let mut out: Vec<ClassReport> = by_class
+            .into_iter()
+            .map(|(class, mut tools)| {
+                tools.sort();
+                ClassReport {
+                    name: class.name,
+                    tools,
+                    sync_handlers: class.handler_label,
+                    async_handlers: class.async_rt.as_ref().map_or(NONE, |rt| rt.label),
+                    programs: class.process.as_ref().map(|_| ()).map_err(Clone::clone),
+                    grants: class.grants.as_ref().map(ToString::to_string),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| (a.name, &a.tools).cmp(&(b.name, &b.tools)));
+        out
+    }
+}
+
 fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String> {
     let kmode = mode.kernel();
+    if config.helper.is_none() {
+        if let Some(why) = super::helper::embedding_failed() {
+            return Err(why);
+        }
+    }
     let found = match &config.helper {
         Some(path) => Launcher::locate(Some(path), kmode),
         None if helper_embedded() => Launcher::current_exe(kmode),
         None => Launcher::locate(None, kmode),
     };
-    found.map_err(|e| {
-        format!(
-            "{e}. Fix: call `tool_core::sandbox::dispatch_helper()` first thing in `main` (the CLI \
-             does), or build `tool-sandbox-exec` (`cargo build -p tool-sandbox`) and pass its path \
-             with `ExecutorConfig::sandbox_helper`"
-        )
-    })
+    found.map_err(|e| format!("{e}. Fix: {}", super::helper::MAIN_FIX))
 }
 
-/// What a class is made of: its capability and the UNIX sockets its tools declare.
+/// Why an executor whose tools run scripts must not start: the program called
+/// `dispatch_helper` too late to be its own helper, and names no other. `None` under
+/// `Mode::Off`, without script tools, or with a helper.
+pub(crate) fn startup_refusal(registry: &Registry, config: &SandboxConfig) -> Option<String> {
+    if config.mode == Mode::Off || config.helper.is_some() {
+        return None;
+    }
+    let why = super::helper::embedding_failed()?;
+    let scripts: Vec<&str> = registry
+        .iter()
+        .filter(|t| !t.decl().script_args.is_empty())
+        .map(|t| t.decl().name.as_str())
+        .collect();
+    if scripts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "tools with scripts ({}) cannot be confined: {why}",
+        scripts.join(", ")
+    ))
+}
+
+/// What a class is made of: its capability, the UNIX sockets its tools declare and the grants
+/// of their resources.
 struct Class<'a> {
     index: usize,
     access: FsAccess,
     network: bool,
     sockets: &'a [String],
+    grants: &'a Grants,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -301,14 +392,32 @@ fn build_class(
         access,
         network,
         sockets,
+        grants,
     } = class;
-    let name = if sockets.is_empty() {
-        CLASS_NAMES[i]
+    let granted = !grants.paths.is_empty() || (!network && !grants.connect.is_empty());
+    let name = match (sockets.is_empty(), granted) {
+        (true, false) => CLASS_NAMES[i],
+        (false, false) => intern(&format!("{}+unix", CLASS_NAMES[i])),
+        (true, true) => intern(&format!("{}+grants", CLASS_NAMES[i])),
+        (false, true) => intern(&format!("{}+unix+grants", CLASS_NAMES[i])),
+    };
+    let ports = if network {
+        Vec::new()
     } else {
-        intern(&format!("{}+unix", CLASS_NAMES[i]))
+        grants.ports().into_iter().collect()
     };
     let policy = SandboxPolicy::new(root, access, network)
         .and_then(|p| p.with_unix_sockets(sockets.iter().map(PathBuf::from)))
+        .and_then(|p| {
+            p.with_granted_paths(grants.paths.iter().map(|(path, access)| PathGrant {
+                path: path.clone(),
+                access: match access {
+                    GrantAccess::Read => FsAccess::ReadOnly,
+                    GrantAccess::ReadWrite => FsAccess::ReadWrite,
+                },
+            }))
+        })
+        .and_then(|p| p.with_tcp_connect_ports(ports))
         .map_err(|e| e.to_string());
     let pool = match (&policy, mode) {
         (_, Mode::Off) => None,
@@ -350,6 +459,11 @@ fn build_class(
     let handler_label = pool
         .as_ref()
         .map_or(NONE, |p| intern(&p.enforcement().label()));
+    let grants = if grants.is_empty() {
+        None
+    } else {
+        Some(grants.clone())
+    };
     let async_rt = match (&policy, mode) {
         (Ok(policy), Mode::BestEffort) | (Ok(policy), Mode::Required)
             if config.confine_async && (threads_ok || mode == Mode::BestEffort) =>
@@ -392,5 +506,6 @@ fn build_class(
         async_rt,
         process,
         rules: CLASS_RULES[i],
+        grants,
     }
 }
