@@ -51,6 +51,7 @@ fn call(s: &Setup, n: usize) -> Result<(), CallCommandError> {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let input = r#"{"tool": "read_file", "args": {"path": "a.txt"}}"#.to_owned() + "\n";

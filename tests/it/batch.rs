@@ -668,6 +668,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let mut out = Vec::new();

@@ -2,7 +2,9 @@
 //! every refusal is `malformed_call` with a message that says where.
 
 use serde_json::{json, Map, Value};
-use tool_core::call::{parse_batch, parse_call, ParseError, ParseLimits, ToolCall, DEPTH_CEILING};
+use tool_core::call::{
+    parse_batch, parse_call, Dialect, ParseError, ParseLimits, ToolCall, DEPTH_CEILING,
+};
 use tool_core::ReasonCode;
 
 fn limits() -> ParseLimits {
@@ -36,42 +38,49 @@ fn every_shape_parses_to_the_same_call() {
     );
     let arguments = r#"{"city": "Zürich", "days": 3, "units": ["c"], "opts": {"hourly": false}}"#;
     let as_string = serde_json::to_string(arguments).expect("a string serializes");
+    let (strict, anthropic) = (Some(Dialect::OpenAiStrict), Some(Dialect::Anthropic));
     let shapes = [
-        (format!(r#"{{"tool": "get_weather", "args": {arguments}}}"#), None),
+        (format!(r#"{{"tool": "get_weather", "args": {arguments}}}"#), None, None),
         (
             format!(
                 r#"{{"id": "call_abc", "type": "function", "function": {{"name": "get_weather", "arguments": {as_string}}}}}"#
             ),
             Some("call_abc"),
+            strict,
         ),
         (
             format!(
                 r#"{{"type": "function_call", "id": "fc_1", "call_id": "call_x", "name": "get_weather", "arguments": {as_string}, "status": "completed"}}"#
             ),
             Some("call_x"),
+            strict,
         ),
         (
             format!(
                 r#"{{"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {arguments}}}"#
             ),
             Some("toolu_01"),
+            anthropic,
         ),
         (
             r#"Action: get_weather(city="Z\u00fcrich", days=3, units=['c'], opts={"hourly": False})"#
                 .to_owned(),
+            None,
             None,
         ),
         (
             "get_weather(\n  city='Zürich',\n  days=3,\n  units=[\"c\"],\n  opts={'hourly': false},\n)"
                 .to_owned(),
             None,
+            None,
         ),
     ];
-    for (input, id) in shapes {
+    for (input, id, dialect) in shapes {
         let got = parse_call(&input, &limits())
             .unwrap_or_else(|e| panic!("{input} should parse: {}", e.message));
         let mut expected = want.clone();
         expected.id = id.map(str::to_owned);
+        expected.dialect = dialect;
         assert_eq!(got, expected, "{input}");
         assert_eq!(
             parse_batch(&input, &limits()).expect("a single call is a batch of one"),
@@ -99,8 +108,12 @@ fn openai_turn_keeps_order_and_ids() {
     assert_eq!(
         calls,
         [
-            ToolCall::new("read_file", obj(json!({"path": "a.txt"}))).with_id("call_1"),
-            ToolCall::new("list_dir", obj(json!({"path": "."}))).with_id("call_2"),
+            ToolCall::new("read_file", obj(json!({"path": "a.txt"})))
+                .with_id("call_1")
+                .with_dialect(Dialect::OpenAiStrict),
+            ToolCall::new("list_dir", obj(json!({"path": "."})))
+                .with_id("call_2")
+                .with_dialect(Dialect::OpenAiStrict),
         ]
     );
     let array = turn["tool_calls"].to_string();

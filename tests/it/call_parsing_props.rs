@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Number, Value};
-use tool_core::call::{parse_batch, parse_call, ParseLimits, ToolCall};
+use tool_core::call::{parse_batch, parse_call, Dialect, ParseLimits, ToolCall};
 
 const RESERVED: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
@@ -263,16 +263,20 @@ proptest! {
         let args = Value::Object(call.arguments.clone());
         let args_string = args.to_string();
         let shapes = [
-            (json!({"tool": call.name, "args": args}), None),
+            (json!({"tool": call.name, "args": args}), None, None),
             (json!({"type": "function", "id": id,
-                    "function": {"name": call.name, "arguments": args_string}}), Some(&id)),
+                    "function": {"name": call.name, "arguments": args_string}}), Some(&id),
+                    Some(Dialect::OpenAiStrict)),
             (json!({"type": "function_call", "call_id": id, "name": call.name,
-                    "arguments": args_string, "status": "completed"}), Some(&id)),
-            (json!({"type": "tool_use", "id": id, "name": call.name, "input": args}), Some(&id)),
+                    "arguments": args_string, "status": "completed"}), Some(&id),
+                    Some(Dialect::OpenAiStrict)),
+            (json!({"type": "tool_use", "id": id, "name": call.name, "input": args}), Some(&id),
+                    Some(Dialect::Anthropic)),
         ];
-        for (shape, want_id) in shapes {
+        for (shape, want_id, dialect) in shapes {
             let mut want = call.clone();
             want.id = want_id.cloned();
+            want.dialect = dialect;
             let text = shape.to_string();
             prop_assert_eq!(parse_call(&text, &ParseLimits::default()), Ok(want.clone()));
             let pretty = serde_json::to_string_pretty(&shape).expect("a value serializes");

@@ -93,6 +93,7 @@ fn a_hostile_stream_changes_nothing_outside_the_workspace() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let out = run(&input, &args);
@@ -182,6 +183,7 @@ fn deny_mode_refuses_mutations_and_audit_gets_one_line_per_call() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let out = run(&input, &args);
@@ -217,6 +219,7 @@ fn a_missing_workspace_is_an_error_not_a_fallback_to_the_cwd() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let mut out = Vec::new();

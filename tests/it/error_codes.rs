@@ -161,6 +161,7 @@ fn call_prints_the_code_in_its_result_line() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let input = "{\"tool\": \"ec_lookup\", \"args\": {\"key\": \"zz\"}}\n\

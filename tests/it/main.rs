@@ -16,6 +16,7 @@ mod call_parsing;
 mod call_parsing_props;
 mod cli_call;
 mod context;
+mod dialect_calls;
 mod error_codes;
 mod executor;
 mod grants;

@@ -59,6 +59,7 @@ fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: Some(provider),
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let mut out = Vec::new();

@@ -226,6 +226,7 @@ fn call_args(ws: &std::path::Path) -> CallArgs {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     }
 }

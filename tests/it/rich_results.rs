@@ -295,6 +295,7 @@ fn the_cli_writes_blocks_in_mcp_shape() {
         scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Off,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let input = "{\"tool\": \"rich_mixed\", \"args\": {}}\n{\"tool\": \"rich_blob_resource\", \"args\": {}}\n";

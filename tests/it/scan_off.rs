@@ -25,6 +25,7 @@ fn call_line(ws: &std::path::Path, scan: ScanMode) -> (Value, Vec<Value>) {
         scan,
         sandbox: SandboxArg::Required,
         reply: None,
+        dialect: None,
         log_level: tool_core::LogLevel::Info,
     };
     let input = json!({"tool": "run_bash", "args": {"command": DENIED}}).to_string();

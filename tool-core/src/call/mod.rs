@@ -57,6 +57,7 @@ mod types;
 
 use serde_json::Value;
 
+pub use crate::schema::export::Dialect;
 pub use stream::ToolCallAssembler;
 pub use types::{ParseError, ParseLimits, ToolCall, DEPTH_CEILING};
 

@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::json;
 use super::types::{quoted, ParseError, ParseLimits, ToolCall};
+use crate::schema::export::Dialect;
 
 /// Item types of a model turn that carry no call and are skipped in a batch.
 const SKIPPED_TYPES: &[&str] = &[
@@ -159,6 +160,7 @@ fn chat_completions(
         name,
         arguments,
         id,
+        dialect: Some(Dialect::OpenAiStrict),
     })
 }
 
@@ -197,6 +199,7 @@ fn responses(
         name,
         arguments,
         id: call_id,
+        dialect: Some(Dialect::OpenAiStrict),
     })
 }
 
@@ -220,6 +223,7 @@ fn anthropic(mut obj: Map<String, Value>, path: &str) -> Result<ToolCall, ParseE
         name,
         arguments: input,
         id,
+        dialect: Some(Dialect::Anthropic),
     })
 }
 

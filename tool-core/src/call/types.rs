@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::schema::export::Dialect;
+
 /// One proposed tool call: a name, a JSON object of arguments, an optional id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -11,6 +13,11 @@ pub struct ToolCall {
     pub arguments: Map<String, Value>,
     /// The provider's call id, when it gave one.
     pub id: Option<String>,
+    /// The schema dialect the call's envelope says it was shaped by (OpenAI calls: strict OpenAI,
+    /// Anthropic `tool_use`: Anthropic, Gemini `functionCall`: Gemini); `None`: canonical. The
+    /// executor maps the arguments back from it before validation
+    /// ([`crate::schema::export::accept`]).
+    pub dialect: Option<Dialect>,
 }
 
 impl ToolCall {
@@ -20,12 +27,19 @@ impl ToolCall {
             name: name.into(),
             arguments,
             id: None,
+            dialect: None,
         }
     }
 
     /// Set the call id.
     pub fn with_id(mut self, id: impl Into<String>) -> Self {
         self.id = Some(id.into());
+        self
+    }
+
+    /// Set the dialect the arguments were shaped by.
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
         self
     }
 }

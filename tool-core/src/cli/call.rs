@@ -19,6 +19,10 @@
 //! is not a valid call is refused (`malformed_call`) in its place without stopping the others. Any
 //! other line is served as without `--batch`.
 //!
+//! Each line is judged on its own: the error budget (`--error-budget`) counts consecutive failures
+//! within one line (the calls of a batch) and starts afresh on the next line, so a file of test
+//! calls with refusals in it is served to its end.
+//!
 //! A blank (whitespace-only) line still gets its result line, `refused` / `malformed_call`, so
 //! line numbers always match, but it is not sent to the executor: it is not audited and does not
 //! count against the error budget. A line longer than the parse limit or not UTF-8 is refused the
@@ -46,6 +50,7 @@ use crate::reason::ReasonCode;
 use crate::registry::Registry;
 use crate::reply::Provider;
 use crate::resource::Resources;
+use crate::schema::export::Dialect;
 
 /// Who answers approval requests on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -100,7 +105,8 @@ pub struct CallArgs {
     /// (`audit_tampered`).
     #[arg(long, value_name = "FILE", requires = "audit")]
     pub audit_key: Option<PathBuf>,
-    /// Consecutive failures before further calls are refused (0 = no limit).
+    /// Consecutive failures within one line (a batch) before its further calls are refused
+    /// (0 = no limit). Each line is judged on its own: it starts with the whole budget.
     #[arg(long, default_value_t = DEFAULT_ERROR_BUDGET)]
     pub error_budget: u32,
     /// Accept a JSON array of calls on one line and run it as one batch (concurrency-safe calls
@@ -123,6 +129,12 @@ pub struct CallArgs {
     /// message), `gemini` (`functionResponse`), with the call's id.
     #[arg(long, value_enum)]
     pub reply: Option<Provider>,
+    /// Read every call's arguments as shaped by this dialect's exported schema and map them back
+    /// before validation: `openai-strict` (a `null` for an optional property is "absent"),
+    /// `anthropic`, `gemini`, `mcp`, `canonical`. Without it, each call is mapped from the
+    /// dialect of its envelope (OpenAI calls as `openai-strict`).
+    #[arg(long, value_enum)]
+    pub dialect: Option<Dialect>,
     /// The least severe tool log message written to stderr: debug, info, notice, warning,
     /// error, critical, alert, emergency.
     #[arg(long, default_value_t = LogLevel::Info)]
@@ -218,6 +230,9 @@ pub fn run_call_with(
         }
         (None, _) => {}
     }
+    if let Some(dialect) = args.dialect {
+        config = config.dialect(dialect);
+    }
     config = config.log_sink(stderr_log(args.log_level));
     let executor = Executor::new(registry, config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -307,6 +322,9 @@ pub async fn serve_lines_with(
     let mut line_no: u64 = 0;
     while let Some(line) = read_bounded_line(&mut input, limit)? {
         line_no += 1;
+        // Lines are independent calls (a file of test calls, one model turn each): the failures
+        // of one never refuse the next.
+        session.reset_budget();
         let results: Lined = match line {
             Line::Text(text) if text.trim().is_empty() => Lined::Empty,
             Line::Text(text) => match batch_of(mode, text.trim(), &limits) {

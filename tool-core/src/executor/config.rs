@@ -14,6 +14,7 @@ use crate::call::ParseLimits;
 use crate::decl::ToolDecl;
 use crate::resource::Resources;
 use crate::sandbox::setup::{Mode, SandboxConfig};
+use crate::schema::export::Dialect;
 
 /// Default longest run time of a call whose tool declares no timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -86,6 +87,7 @@ pub struct ExecutorConfig {
     pub(super) defaults: Vec<ArgRule>,
     pub(super) max_edit_rounds: u32,
     pub(super) parse_limits: ParseLimits,
+    pub(super) dialect: Option<Dialect>,
     pub(super) max_concurrency: usize,
     pub(super) session_output_budget: Option<usize>,
     pub(super) log: Option<crate::context::LogSink>,
@@ -109,6 +111,7 @@ impl std::fmt::Debug for ExecutorConfig {
             .field("overrides", &self.overrides)
             .field("defaults", &self.defaults)
             .field("max_edit_rounds", &self.max_edit_rounds)
+            .field("dialect", &self.dialect)
             .field("max_concurrency", &self.max_concurrency)
             .field("session_output_budget", &self.session_output_budget)
             .field(
@@ -141,6 +144,7 @@ impl ExecutorConfig {
             defaults: Vec::new(),
             max_edit_rounds: DEFAULT_MAX_EDIT_ROUNDS,
             parse_limits: ParseLimits::default(),
+            dialect: None,
             max_concurrency: DEFAULT_MAX_CONCURRENCY,
             session_output_budget: None,
             log: None,
@@ -316,6 +320,16 @@ impl ExecutorConfig {
     /// Limits for calls given as text ([`CallInput::Text`](super::CallInput::Text)).
     pub fn parse_limits(mut self, limits: ParseLimits) -> Self {
         self.parse_limits = limits;
+        self
+    }
+
+    /// Read every call's arguments as shaped by `dialect`'s exported schema, whatever its envelope
+    /// says, and map them back before validation
+    /// ([`Dialect::map_back`](crate::schema::export::Dialect::map_back)). By default each call is
+    /// mapped from the dialect of its envelope ([`crate::call::ToolCall::dialect`]): OpenAI calls
+    /// as strict OpenAI, the others unchanged.
+    pub fn dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = Some(dialect);
         self
     }
 

@@ -35,12 +35,14 @@ use crate::registry::Registry;
 use crate::schema::canonical::canonical_bytes;
 use common::without_schema_keyword;
 
+pub mod accept;
 mod common;
 pub mod convert;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
 
+pub use accept::{Dialect, UnknownDialect};
 pub use common::{Downgrade, DowngradeKind, ExportError, ExportOptions, Format, UnknownFormat};
 
 /// Export the registry in `format` as bytes: for [`Format::Canonical`] exactly

@@ -1,6 +1,7 @@
 //! Batches: a model turn's calls in order.
 
 use super::*;
+use crate::schema::export::Dialect;
 
 fn batch(input: &str) -> Vec<ToolCall> {
     match parse_batch(input, &ParseLimits::default()) {
@@ -41,7 +42,9 @@ fn batch_openai_message_and_tool_calls_array() {
     assert_eq!(calls.len(), 2);
     assert_eq!(
         calls[0],
-        ToolCall::new("a", args(json!({"x": 1}))).with_id("c1")
+        ToolCall::new("a", args(json!({"x": 1})))
+            .with_id("c1")
+            .with_dialect(Dialect::OpenAiStrict)
     );
     assert_eq!(calls[1].id.as_deref(), Some("c2"));
     assert!(batch(r#"{"role": "assistant", "content": "just text"}"#).is_empty());
@@ -73,7 +76,9 @@ fn batch_anthropic_blocks_skip_text() {
     assert_eq!(calls.len(), 2);
     assert_eq!(
         calls[0],
-        ToolCall::new("a", args(json!({"q": 1}))).with_id("t1")
+        ToolCall::new("a", args(json!({"q": 1})))
+            .with_id("t1")
+            .with_dialect(Dialect::Anthropic)
     );
     let message = format!(r#"{{"role": "assistant", "content": {input}}}"#);
     assert_eq!(batch(&message), calls);
@@ -85,7 +90,12 @@ fn batch_responses_output_skips_messages_and_reasoning() {
         r#"[{"type": "reasoning", "id": "rs_1", "summary": []},
             {"type": "function_call", "call_id": "c", "name": "a", "arguments": "{}"}]"#,
     );
-    assert_eq!(calls, [ToolCall::new("a", Map::new()).with_id("c")]);
+    assert_eq!(
+        calls,
+        [ToolCall::new("a", Map::new())
+            .with_id("c")
+            .with_dialect(Dialect::OpenAiStrict)]
+    );
 }
 
 #[test]

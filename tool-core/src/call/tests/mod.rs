@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::*;
+use crate::schema::export::Dialect;
 
 pub(super) fn ok(input: &str) -> ToolCall {
     match parse_call(input, &ParseLimits::default()) {
@@ -68,10 +69,15 @@ fn chat_completions_shape_with_and_without_id() {
         "function": {"name": "get", "arguments": "{\"city\": \"Paris\"}"}}"#;
     assert_eq!(
         ok(input),
-        ToolCall::new("get", args(json!({"city": "Paris"}))).with_id("call_1")
+        ToolCall::new("get", args(json!({"city": "Paris"})))
+            .with_id("call_1")
+            .with_dialect(Dialect::OpenAiStrict)
     );
     let input = r#"{"type": "function", "function": {"name": "get", "arguments": "{}"}}"#;
-    assert_eq!(ok(input), ToolCall::new("get", Map::new()));
+    assert_eq!(
+        ok(input),
+        ToolCall::new("get", Map::new()).with_dialect(Dialect::OpenAiStrict)
+    );
 }
 
 #[test]
@@ -126,7 +132,9 @@ fn responses_shape() {
         "name": "get", "arguments": "{\"n\": 2}", "status": "completed"}"#;
     assert_eq!(
         ok(input),
-        ToolCall::new("get", args(json!({"n": 2}))).with_id("call_9")
+        ToolCall::new("get", args(json!({"n": 2})))
+            .with_id("call_9")
+            .with_dialect(Dialect::OpenAiStrict)
     );
     let input = r#"{"type": "function_call", "call_id": "c", "name": "get", "arguments": "{}"}"#;
     assert_eq!(ok(input).id.as_deref(), Some("c"));
@@ -153,7 +161,9 @@ fn anthropic_shape() {
     let input = r#"{"type": "tool_use", "id": "toolu_1", "name": "get", "input": {"q": [1, 2]}}"#;
     assert_eq!(
         ok(input),
-        ToolCall::new("get", args(json!({"q": [1, 2]}))).with_id("toolu_1")
+        ToolCall::new("get", args(json!({"q": [1, 2]})))
+            .with_id("toolu_1")
+            .with_dialect(Dialect::Anthropic)
     );
 }
 

@@ -716,3 +716,30 @@ pub(crate) fn constraint_only(alts: &Value) -> bool {
             })
     })
 }
+
+/// Whether the node's `type` is `t` or lists it.
+pub(crate) fn type_includes(m: &Map<String, Value>, t: &str) -> bool {
+    match m.get("type") {
+        Some(Value::String(s)) => s == t,
+        Some(Value::Array(a)) => a.iter().any(|x| x == t),
+        _ => false,
+    }
+}
+
+/// `true` when the schema's own keywords let `null` through.
+pub(crate) fn accepts_null(m: &Map<String, Value>) -> bool {
+    if m.contains_key("enum") || m.contains_key("const") {
+        let in_enum = m
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|e| e.iter().any(Value::is_null));
+        return in_enum || m.get("const") == Some(&Value::Null);
+    }
+    type_includes(m, "null")
+        || m.get("anyOf")
+            .and_then(Value::as_array)
+            .is_some_and(|alts| {
+                alts.iter()
+                    .any(|a| a.as_object().is_some_and(|am| type_includes(am, "null")))
+            })
+}

@@ -9,8 +9,9 @@
 //! - every object gets `"additionalProperties": false` and lists all its properties in
 //!   `required`; a property that was optional becomes nullable (`"type": [T, "null"]`, or
 //!   `anyOf: [T, {"type": "null"}]` when `T` has no plain type or carries an `enum`/`const`).
-//!   Use [`strip_optional_nulls`] on the arguments the model sends back, so a `null` for an
-//!   omitted optional argument is read as "absent" before validation against the canonical schema;
+//!   The executor maps a strict model's arguments back ([`strip_optional_nulls`], see
+//!   [`super::accept`]), so a `null` for an omitted optional argument is read as "absent" before
+//!   validation against the canonical schema;
 //! - `oneOf` becomes `anyOf`; a one-element `allOf` is merged into its schema;
 //! - local `$ref`s are kept (strict mode supports them, recursion included) and all point into
 //!   the root `$defs`: a reference elsewhere (`#/definitions/A`, `#/properties/a`,
@@ -37,10 +38,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Map, Value};
 
+pub use super::accept::strip_optional_nulls;
 use super::common::{
-    constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node, merge_under,
-    push_path, ref_path, resolve_local_ref, without_schema_keyword, Downgrade, DowngradeKind,
-    ExportError, ExportOptions, Format, Recorder, DROPPED_META, UNSUPPORTED_STRUCTURE,
+    accepts_null, constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node,
+    merge_under, push_path, ref_path, resolve_local_ref, type_includes, without_schema_keyword,
+    Downgrade, DowngradeKind, ExportError, ExportOptions, Format, Recorder, DROPPED_META,
+    UNSUPPORTED_STRUCTURE,
 };
 use crate::decl::ToolDecl;
 
@@ -168,192 +171,6 @@ fn prune_unused_defs(schema: &mut Value) {
                 root.remove("$defs");
             }
         }
-    }
-}
-
-/// Remove, recursively, the `null` values strict mode makes the model send for optional
-/// properties that do not themselves accept `null` in the canonical `schema`. Run it on a strict
-/// model's arguments before validation; a `null` where the canonical schema requires a value is
-/// left alone (and refused by validation). Inside `anyOf`/`oneOf`, the first alternative the
-/// value fits once its optional `null`s are gone is the one followed; `allOf` items are all
-/// followed; names outside `properties` follow the one `patternProperties` schema, or the
-/// `additionalProperties` schema.
-pub fn strip_optional_nulls(schema: &Value, args: &mut Value) {
-    strip_nulls_at(schema, schema, args, 0);
-}
-
-fn strip_nulls_at(root: &Value, schema: &Value, args: &mut Value, depth: usize) {
-    if depth > MAX_INLINE_DEPTH {
-        return;
-    }
-    let schema = match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => match resolve_local_ref(root, r) {
-            Some(s) => s,
-            None => return,
-        },
-        None => schema,
-    };
-    match args {
-        Value::Object(obj) => {
-            let props = schema.get("properties").and_then(Value::as_object);
-            if let Some(props) = props {
-                let required = required_names(schema);
-                obj.retain(|k, v| {
-                    !(v.is_null()
-                        && !required.contains(k.as_str())
-                        && props.get(k).is_some_and(|p| !accepts_null_deep(root, p, 0)))
-                });
-            }
-            // The other names' schema: the one `patternProperties` pattern (without a regex
-            // engine the match is not checked; validation does), else `additionalProperties`.
-            let patterns = schema.get("patternProperties").and_then(Value::as_object);
-            let rest = match patterns {
-                Some(p) if p.len() == 1 => p.values().next(),
-                Some(_) => None,
-                None => schema.get("additionalProperties").filter(|a| a.is_object()),
-            };
-            for (k, v) in obj.iter_mut() {
-                if let Some(p) = props.and_then(|p| p.get(k)).or(rest) {
-                    strip_nulls_at(root, p, v, depth + 1);
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for v in items.iter_mut() {
-                    strip_nulls_at(root, item_schema, v, depth + 1);
-                }
-            }
-        }
-        _ => return,
-    }
-    for item in schema
-        .get("allOf")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        strip_nulls_at(root, item, args, depth + 1);
-    }
-    for key in ["anyOf", "oneOf"] {
-        let Some(alts) = schema.get(key).and_then(Value::as_array) else {
-            continue;
-        };
-        for alt in alts {
-            let mut candidate = args.clone();
-            strip_nulls_at(root, alt, &mut candidate, depth + 1);
-            if value_fits(root, alt, &candidate, depth + 1) {
-                *args = candidate;
-                break;
-            }
-        }
-    }
-}
-
-fn required_names(schema: &Value) -> BTreeSet<&str> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
-}
-
-/// Whether an object or array plausibly belongs to an alternative (see [`object_fits`]; an array
-/// fits an alternative that allows arrays).
-fn value_fits(root: &Value, alt: &Value, value: &Value, depth: usize) -> bool {
-    if !value.is_array() {
-        return object_fits(root, alt, value, depth);
-    }
-    let alt = match alt.get("$ref").and_then(Value::as_str) {
-        Some(r) => match resolve_local_ref(root, r) {
-            Some(s) => s,
-            None => return false,
-        },
-        None => alt,
-    };
-    match alt {
-        Value::Object(m) => match m.get("type") {
-            Some(_) => type_includes(m, "array"),
-            None => !m.contains_key("properties"),
-        },
-        other => other == &Value::Bool(true),
-    }
-}
-
-/// Whether an object plausibly belongs to an alternative: its required names are present, no
-/// name a closed alternative forbids is there, and its `const`/`enum` properties (the
-/// discriminators) hold allowed values.
-fn object_fits(root: &Value, alt: &Value, value: &Value, depth: usize) -> bool {
-    if depth > MAX_INLINE_DEPTH {
-        return false;
-    }
-    let alt = match alt.get("$ref").and_then(Value::as_str) {
-        Some(r) => match resolve_local_ref(root, r) {
-            Some(s) => s,
-            None => return false,
-        },
-        None => alt,
-    };
-    let Value::Object(obj) = value else {
-        return false;
-    };
-    let Value::Object(m) = alt else {
-        return alt == &Value::Bool(true);
-    };
-    if m.get("type").is_some_and(|_| !type_includes(m, "object")) {
-        return false;
-    }
-    if required_names(alt).iter().any(|n| !obj.contains_key(*n)) {
-        return false;
-    }
-    let props = m.get("properties").and_then(Value::as_object);
-    if m.get("additionalProperties") == Some(&Value::Bool(false))
-        && obj
-            .keys()
-            .any(|k| !props.is_some_and(|p| p.contains_key(k)))
-    {
-        return false;
-    }
-    for (k, v) in obj {
-        let Some(p) = props.and_then(|p| p.get(k)) else {
-            continue;
-        };
-        if p.get("const").is_some_and(|c| c != v) {
-            return false;
-        }
-        if let Some(e) = p.get("enum").and_then(Value::as_array) {
-            if !e.contains(v) {
-                return false;
-            }
-        }
-    }
-    true
-}
-/// `true` when the schema (following local refs) lets `null` through at its top level.
-fn accepts_null_deep(root: &Value, schema: &Value, depth: usize) -> bool {
-    if depth > MAX_INLINE_DEPTH {
-        return false;
-    }
-    match schema {
-        Value::Bool(b) => *b,
-        Value::Object(m) => {
-            if m.is_empty() {
-                return true;
-            }
-            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-                return resolve_local_ref(root, r)
-                    .is_some_and(|t| accepts_null_deep(root, t, depth + 1));
-            }
-            if accepts_null(m) {
-                return true;
-            }
-            ["anyOf", "oneOf"].iter().any(|k| {
-                m.get(*k)
-                    .and_then(Value::as_array)
-                    .is_some_and(|alts| alts.iter().any(|a| accepts_null_deep(root, a, depth + 1)))
-            })
-        }
-        _ => false,
     }
 }
 
@@ -890,32 +707,6 @@ impl Strict<'_> {
     }
 }
 
-fn type_includes(m: &Map<String, Value>, t: &str) -> bool {
-    match m.get("type") {
-        Some(Value::String(s)) => s == t,
-        Some(Value::Array(a)) => a.iter().any(|x| x == t),
-        _ => false,
-    }
-}
-
-/// `true` when the schema's own keywords let `null` through.
-fn accepts_null(m: &Map<String, Value>) -> bool {
-    if m.contains_key("enum") || m.contains_key("const") {
-        let in_enum = m
-            .get("enum")
-            .and_then(Value::as_array)
-            .is_some_and(|e| e.iter().any(Value::is_null));
-        return in_enum || m.get("const") == Some(&Value::Null);
-    }
-    type_includes(m, "null")
-        || m.get("anyOf")
-            .and_then(Value::as_array)
-            .is_some_and(|alts| {
-                alts.iter()
-                    .any(|a| a.as_object().is_some_and(|am| type_includes(am, "null")))
-            })
-}
-
 /// Let `null` through: extend a plain `type`, or wrap in `anyOf` with `{"type": "null"}`.
 fn make_nullable(schema: Value) -> Value {
     let Value::Object(mut m) = schema else {
@@ -998,24 +789,6 @@ mod tests {
             make_nullable(json!({"$ref": "#/$defs/A"})),
             json!({"anyOf": [{"$ref": "#/$defs/A"}, {"type": "null"}]})
         );
-    }
-
-    #[test]
-    fn strip_optional_nulls_keeps_required_and_nullable_values() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "string"},
-                "b": {"type": "integer"},
-                "c": {"type": ["string", "null"]},
-                "n": {"$ref": "#/$defs/N"}
-            },
-            "required": ["a"],
-            "$defs": {"N": {"type": "object", "properties": {"x": {"type": "integer"}}}}
-        });
-        let mut args = json!({"a": null, "b": null, "c": null, "n": {"x": null}});
-        strip_optional_nulls(&schema, &mut args);
-        assert_eq!(args, json!({"a": null, "c": null, "n": {}}));
     }
 
     #[test]
