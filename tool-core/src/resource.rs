@@ -42,7 +42,7 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::sandbox::Grants;
+use crate::sandbox::grant::Grants;
 
 /// A resource registered on the executor, as a `#[tool]` parameter: `db: State<Db>` (or
 /// `State(db): State<Db>`). Each call gets a clone of the registered value, as with axum's

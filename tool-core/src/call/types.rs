@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::export::Dialect;
+use crate::schema::export::accept::Dialect;
 
 /// One proposed tool call: a name, a JSON object of arguments, an optional id.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,7 +24,7 @@ pub(super) fn run(registry: &Registry, resources: &Resources) -> Result<ExitCode
     let root = std::env::current_dir()
         .and_then(|d| d.canonicalize())
         .map_err(|e| CliError(format!("cannot resolve the current directory: {e}")))?;
-    let grants = match sandbox::grant::tool_grants(registry, resources, &root) {
+    let grants = match sandbox::tool_grants::tool_grants(registry, resources, &root) {
         Ok(grants) => grants,
         Err(e) => {
             writeln!(out, "grants: refused: {e}")?;

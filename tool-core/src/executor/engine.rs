@@ -108,7 +108,11 @@ impl Executor {
         if let Some(message) = crate::sandbox::setup::startup_refusal(&registry, &config.sandbox) {
             return Err(ExecutorError::SandboxUnavailable { message });
         }
-        let grants = crate::sandbox::grant::tool_grants(&registry, &config.resources, &root)?;
+        let grants = crate::sandbox::tool_grants::tool_grants(&registry, &config.resources, &root)
+            .map_err(|e| ExecutorError::InvalidGrant {
+                resource: e.resource,
+                message: e.message,
+            })?;
         let confinement = Confinement::new(&root, &registry, &config.sandbox, &grants);
         Ok(Executor {
             registry,

@@ -2,13 +2,9 @@
 //! ([`ExecutorConfig::resource_with_grants`](crate::ExecutorConfig::resource_with_grants)) and
 //! added to the confinement of every tool that takes it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
-
-use crate::executor::ExecutorError;
-use crate::registry::Registry;
-use crate::resource::Resources;
 
 /// What may be done beneath a granted path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -198,39 +194,6 @@ impl fmt::Display for Grants {
             f.write_str(&parts.join(", "))
         }
     }
-}
-
-/// Per tool, what the resources it takes grant it (checked and resolved); tools without grants
-/// are left out. An invalid grant refuses the start, naming the resource.
-pub(crate) fn tool_grants(
-    registry: &Registry,
-    resources: &Resources,
-    root: &Path,
-) -> Result<HashMap<String, Grants>, ExecutorError> {
-    let invalid = |resource: &'static str, why: String| ExecutorError::InvalidGrant {
-        resource,
-        message: format!("the sandbox grant of resource `{resource}` is not valid: {why}"),
-    };
-    for (name, declared) in resources.all_grants() {
-        declared.checked(root).map_err(|why| invalid(name, why))?;
-    }
-    let mut out = HashMap::new();
-    for tool in registry.iter() {
-        let mut grants = Grants::new();
-        for ty in tool.def().resources() {
-            let Some(declared) = resources.grants(*ty) else {
-                continue;
-            };
-            let checked = declared
-                .checked(root)
-                .map_err(|why| invalid(ty.name(), why))?;
-            grants.extend(&checked);
-        }
-        if !grants.is_empty() {
-            out.insert(tool.decl().name.clone(), grants);
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

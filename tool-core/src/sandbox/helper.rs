@@ -83,6 +83,7 @@ pub(crate) fn embedding_failed() -> Option<String> {
 }
 
 /// What `doctor` says of the helper.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))] // read by `doctor` only
 pub(crate) fn helper_status() -> String {
     match EMBEDDED.get() {
         Some(Embedded::Usable) => "this program (embedded)".to_owned(),

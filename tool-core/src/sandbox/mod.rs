@@ -72,8 +72,10 @@ pub(crate) mod limits;
 pub(crate) mod runtime;
 pub(crate) mod setup;
 pub(crate) mod sync;
+pub(crate) mod tool_grants;
 
 pub use grant::{GrantAccess, Grants};
+#[cfg(feature = "cli")]
 pub(crate) use helper::helper_status;
 pub use helper::{block_on_main, dispatch_helper, enter_main, helper_embedded};
 pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};

@@ -284,6 +284,7 @@ impl Confinement {
 
 /// What one class of an executor's confinement does, as `doctor` reports it.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "cli"), allow(dead_code))] // read by `doctor` only
 pub(crate) struct ClassReport {
     /// The class name (`read_only`, `read_write+grants`, …).
     pub(crate) name: &'static str,
@@ -302,6 +303,7 @@ pub(crate) struct ClassReport {
 impl Confinement {
     /// Per class, what it confines: read from the pools, runtimes and launchers this
     /// confinement started, so it says what calls will get.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))] // read by `doctor` only
     pub(crate) fn report(&self) -> Vec<ClassReport> {
         let mut by_class: Vec<(Arc<ClassRuntime>, Vec<String>)> = Vec::new();
         for (tool, rt) in &self.tools {
