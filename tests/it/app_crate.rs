@@ -66,6 +66,26 @@ pub fn fetch(key: String) -> Result<String, tool_core::outcome::ToolError> {
     Ok(load(&key)?)
 }
 
+/// One line `find` found. Its schema is derived through tool-core: `mytools` has no `schemars`
+/// dependency.
+#[derive(serde::Serialize, tool_core::JsonSchema)]
+#[schemars(crate = "tool_core::schemars")]
+pub struct Hit {
+    /// The line number.
+    pub line: u32,
+    /// The line.
+    pub text: String,
+}
+
+/// Find a word.
+///
+/// # Arguments
+/// * `word` - what to look for
+#[tool(risk = "read_only")]
+pub fn find(word: String) -> tool_core::Json<Vec<Hit>> {
+    tool_core::Json(vec![Hit { line: 7, text: format!("a line with {word}") }])
+}
+
 /// Store a value.
 ///
 /// # Arguments
@@ -113,6 +133,37 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 "#;
 
+/// An application's own command line: its resource, its approver (`store` may write keys
+/// starting with `ok` only), an argument filter (`search` sees at most 2 results asked for) and
+/// a subcommand of its own (`count`).
+const APP_STATE: &str = r#"use std::process::ExitCode;
+use std::sync::Arc;
+
+use tool_core::approval::{self, ApprovalDecision};
+use tool_core::cli::clap;
+
+fn main() {
+    let approver = approval::from_fn(|req| match req.args["key"].as_str() {
+        Some(k) if k.starts_with("ok") => ApprovalDecision::Approve,
+        _ => ApprovalDecision::Deny { reason: "the application refuses that key".to_owned() },
+    });
+    tool_core::cli!()
+        .resource(Arc::new(mytools::Hits::default()))
+        .approver(Arc::new(approver))
+        .argument_filter(|decl, args| {
+            if decl.name == "search" && args.get("limit").and_then(|l| l.as_u64()) > Some(2) {
+                args.insert("limit".to_owned(), 2.into());
+            }
+            Ok(())
+        })
+        .subcommand(clap::Command::new("count").about("Count the tools"), |registry, _| {
+            println!("{} tools", registry.len());
+            Ok(ExitCode::SUCCESS)
+        })
+        .run()
+}
+"#;
+
 /// A scratch workspace: `mytools` (one `#[tool]`), `app_without_use` (never names `mytools`) and
 /// `app_with_use` (`use mytools as _;`). Built into this workspace's target directory, with its
 /// lock file and profile, so the kit's dependencies are not compiled again.
@@ -126,11 +177,12 @@ fn build_scratch_workspace(dir: &Path) -> PathBuf {
          resolver = \"2\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n",
     );
     let dep = format!("tool-core = {{ path = {core:?}, features = [\"cli\"] }}\n");
+    // serde for `Serialize`; no schemars: `JsonSchema` is derived through tool-core.
     write(
         &dir.join("mytools/Cargo.toml"),
         &format!(
             "[package]\nname = \"mytools\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-             [dependencies]\n{dep}"
+             [dependencies]\n{dep}serde = {{ version = \"1\", features = [\"derive\"] }}\n"
         ),
     );
     write(
@@ -170,11 +222,7 @@ fn build_scratch_workspace(dir: &Path) -> PathBuf {
              [dependencies]\nmytools = {{ path = \"../mytools\" }}\n{dep}"
         ),
     );
-    write(
-        &dir.join("app_state/src/main.rs"),
-        "use std::sync::Arc;\n\nfn main() {\n    \
-         tool_core::cli!().resource(Arc::new(mytools::Hits::default())).run()\n}\n",
-    );
+    write(&dir.join("app_state/src/main.rs"), APP_STATE);
     write(
         &dir.join("app_exec/Cargo.toml"),
         &format!(
@@ -323,6 +371,46 @@ fn a_binary_that_links_no_tool_is_refused_with_the_fix_and_the_fix_works() {
         search["output_schema"]["items"]["type"], "string",
         "{search}"
     );
+
+    // A `Json<Vec<Hit>>` of the library's own type, its schema derived through tool-core.
+    let find = dump["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "find"))
+        .expect("find is dumped");
+    assert_eq!(find["output_schema"]["type"], "array", "{find}");
+    assert!(
+        find["output_schema"].to_string().contains("\"line\""),
+        "{find}"
+    );
+
+    // The application's approver, argument filter and subcommand.
+    let calls = "{\"tool\": \"store\", \"args\": {\"key\": \"ok_b\", \"value\": \"1\"}}\n\
+                 {\"tool\": \"store\", \"args\": {\"key\": \"secret\", \"value\": \"2\"}}\n\
+                 {\"tool\": \"search\", \"args\": {\"query\": \"q\", \"limit\": 9}}\n\
+                 {\"tool\": \"find\", \"args\": {\"word\": \"w\"}}\n";
+    let out = run_with_stdin(&bins.join("app_state"), &["call", "--workspace", ws], calls);
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["output"], "stored ok_b=1", "{}", lines[0]);
+    assert_eq!(lines[1]["code"], "approval_denied", "{}", lines[1]);
+    assert_eq!(
+        lines[2]["output"],
+        serde_json::json!(["q1", "q2"]),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(
+        lines[3]["output"],
+        serde_json::json!([{"line": 7, "text": "a line with w"}]),
+        "{}",
+        lines[3]
+    );
+    let out = run(&bins.join("app_state"), &["count"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "6 tools");
 
     // Its own executor, with a closure as approver.
     let calls = "{\"tool\": \"store\", \"args\": {\"key\": \"ok_a\", \"value\": \"1\"}}\n\

@@ -558,9 +558,21 @@ fn script_tool(runs: &Runs) -> ToolDef {
 
 #[tokio::test]
 async fn scripts_never_run_unscanned() {
+    // With the `safety` feature (on here) the scanner is the default gate: every script call is
+    // scanned, a dangerous one never reaches the handler.
     let runs = Runs::default();
-    let (exec, _ws) = executor(vec![script_tool(&runs)], |c| c);
+    let audit = Arc::new(tool_core::audit::MemoryAuditSink::new());
+    let (exec, _ws) = executor(vec![script_tool(&runs)], |c| c.audit(audit.clone()));
     let s = exec.new_session();
+    let r = exec
+        .execute(
+            &s,
+            call("shell", json!({"script": "rm -rf /"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(r.code, Some(ReasonCode::SafetyDenied), "{r:?}");
+    assert_eq!(runs.count(), 0);
     let r = exec
         .execute(
             &s,
@@ -568,13 +580,14 @@ async fn scripts_never_run_unscanned() {
             CallOptions::default(),
         )
         .await;
-    assert_eq!(r.code, Some(ReasonCode::SafetyDenied));
-    assert!(r
-        .message
-        .as_deref()
-        .unwrap_or_default()
-        .contains("no script scanner"));
-    assert_eq!(runs.count(), 0);
+    // Allowed by the scan (what happens next, confinement, is not this test's concern).
+    assert_ne!(r.step, Some(tool_core::Step::ScriptGate), "{r:?}");
+    let events = audit.events();
+    assert_eq!(events.len(), 2);
+    assert!(
+        events.iter().all(|e| e.safety.is_some()),
+        "both calls were scanned: {events:?}"
+    );
 }
 
 #[tokio::test]

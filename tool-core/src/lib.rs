@@ -8,9 +8,10 @@
 //! This crate is the kernel: declarations, registry, executor, guards, schema export and
 //! pinning. What not every program needs is behind cargo features, all off by default:
 //!
-//! - `safety`: the static bash/Python scanner (the `tool-safety` crate) as the executor's script
-//!   gate, re-exported as `tool_core::safety`; without it, tools with script arguments are
-//!   refused;
+//! - `safety`: the static bash/Python scanner (the `tool-safety` crate) as the executor's default
+//!   script gate, judged against the executor's workspace, re-exported as `tool_core::safety`;
+//!   without it, [`Executor::new`] refuses a registry with tools that take scripts, naming the
+//!   feature;
 //! - `cli`: the command line, `tool_core::cli`; its `scan` command, and the script gate of the
 //!   commands that run tools, need `safety` as well;
 //! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
@@ -26,6 +27,7 @@
 //! The rules the `#[tool]` macro checks at compile time (risk names, timeouts, tool names) come
 //! from the `tool-rules` crate, which the runtime uses too.
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod approval;
 pub mod audit;
@@ -48,12 +50,15 @@ pub mod schema;
 pub mod status;
 
 #[cfg(feature = "safety")]
+#[cfg_attr(docsrs, doc(cfg(feature = "safety")))]
 pub mod safety;
 
 #[cfg(feature = "cli")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cli")))]
 pub mod cli;
 
 #[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 
 pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, ToolContext};
@@ -68,7 +73,33 @@ pub use status::{CallStatus, Step};
 /// A `main` whose first act is the sandbox helper's dispatch (see [`sandbox::dispatch_helper`]);
 /// on an `async fn main` it replaces `#[tokio::main]`.
 pub use tool_macros::main;
+#[doc = include_str!("tool.md")]
 pub use tool_macros::tool;
+
+/// `schemars`, the JSON Schema generator behind every schema here, for the derive below.
+pub use schemars;
+
+/// The JSON Schema of a type of your own, for `Json<T>` outputs and parameters: derive it
+/// through this re-export, pointing the derive at it with `#[schemars(crate = "tool_core::schemars")]`,
+/// and the application needs no `schemars` dependency of its own.
+///
+/// ```
+/// use tool_core::{tool, Json};
+///
+/// #[derive(serde::Serialize, tool_core::JsonSchema)]
+/// #[schemars(crate = "tool_core::schemars")]
+/// struct Hit {
+///     line: u32,
+///     text: String,
+/// }
+///
+/// /// Find the lines that mention a word.
+/// #[tool(risk = "read_only")]
+/// fn find(word: String) -> Json<Vec<Hit>> {
+///     Json(vec![Hit { line: 1, text: format!("a line with {word}") }])
+/// }
+/// ```
+pub use schemars::JsonSchema;
 
 mod __private;
 

@@ -12,7 +12,7 @@
 //! and `memory` hierarchies), named after its pid (nothing a caller chooses), and moves itself into
 //! them before it forks anything, so every descendant is counted; it does so before a request
 //! comes, because a migration between cgroups costs milliseconds. It keeps the control files
-//! open ([`Tree`]), since the program's minimal root has no `/sys`. Its init sets `pids.max` and
+//! open (`Tree`), since the program's minimal root has no `/sys`. Its init sets `pids.max` and
 //! the memory limit from the program's spec, and reads after the program ended whether either
 //! was hit. After the tree is gone the helper's zygote removes the cgroups; cgroups of processes
 //! that died before (killed) are swept.

@@ -18,8 +18,8 @@
 //!   `/dev/shm`, `/proc`, `/sys`, nor any other user's socket.
 //!
 //! Then the root itself is made read-only and the host's tree is detached. The helper's init
-//! builds all but the workspace before a request comes ([`prepare`]) and adds the workspace at
-//! the request ([`Prepared::finish`]), after which it loads the mount filter (no `mount`,
+//! builds all but the workspace before a request comes (`prepare`) and adds the workspace at
+//! the request (`Prepared::finish`), after which it loads the mount filter (no `mount`,
 //! `mount_setattr`, `umount2`, … for the program) and restricts itself with Landlock, which the
 //! program inherits.
 //!

@@ -217,12 +217,19 @@ fn mcp_tools_list_has_annotations_from_declarations() {
 }
 
 #[test]
-fn mcp_leaves_out_an_output_schema_whose_root_is_not_an_object() {
+fn mcp_wraps_an_output_schema_whose_root_is_not_an_object_under_result() {
     let reg = stress();
     let levels = reg.get("levels").expect("tool").decl();
-    assert!(levels.output_schema.is_some());
-    assert!(mcp::output_schema(levels).is_none());
-    assert!(mcp::tool(levels).get("outputSchema").is_none());
+    let declared = levels
+        .output_schema
+        .clone()
+        .expect("declared output schema");
+    assert_ne!(declared["type"], json!("object"));
+    assert!(mcp::wraps_output(levels));
+    let advertised = mcp::output_schema(levels).expect("wrapped output schema");
+    assert_eq!(advertised["type"], json!("object"));
+    assert_eq!(advertised["required"], json!([mcp::RESULT_KEY]));
+    assert_eq!(mcp::tool(levels)["outputSchema"], advertised);
     let constraints = reg.get("constraints").expect("tool").decl();
     assert_eq!(
         mcp::tool(constraints)["outputSchema"],

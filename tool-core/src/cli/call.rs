@@ -170,12 +170,13 @@ pub enum CallCommandError {
 
 pub(super) fn run(
     registry: &Registry,
-    resources: &Resources,
+    app: &super::app::AppParts,
     args: &CallArgs,
 ) -> Result<ExitCode, CliError> {
     let stdin = io::stdin().lock();
     let stdout = io::stdout().lock();
-    run_call_with(Arc::new(registry.clone()), resources, stdin, stdout, args)
+    let config = app.configure(ExecutorConfig::new(&args.workspace));
+    run_call_configured(Arc::new(registry.clone()), config, stdin, stdout, args)
         .map_err(|e| CliError(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
 }
@@ -198,8 +199,20 @@ pub fn run_call_with(
     output: impl Write,
     args: &CallArgs,
 ) -> Result<(), CallCommandError> {
-    let mut config = ExecutorConfig::new(&args.workspace)
-        .resources(resources)
+    let config = ExecutorConfig::new(&args.workspace).resources(resources);
+    run_call_configured(registry, config, input, output, args)
+}
+
+/// [`run_call`] from a configuration the application started (resources, approver, filters);
+/// the command's flags are applied on top (`--approve allow|prompt` replaces its approver).
+pub(crate) fn run_call_configured(
+    registry: Arc<Registry>,
+    config: ExecutorConfig,
+    input: impl BufRead,
+    output: impl Write,
+    args: &CallArgs,
+) -> Result<(), CallCommandError> {
+    let mut config = config
         .error_budget(args.error_budget)
         .max_concurrency(args.max_concurrency)
         .scan(args.scan)

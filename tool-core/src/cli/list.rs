@@ -26,7 +26,8 @@ fn line(d: &crate::decl::ToolDecl) -> String {
     if d.concurrency_safe {
         flags.push("concurrency_safe".into());
     }
-    if d.idempotent {
+    // As every export states it: declared, or implied by read-only.
+    if d.is_idempotent() {
         flags.push("idempotent".into());
     }
     if d.open_world {
@@ -48,4 +49,29 @@ fn line(d: &crate::decl::ToolDecl) -> String {
         flags.join(",")
     };
     format!("{:<20} {:<12} {}", d.name, d.risk.as_str(), flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::line;
+    use crate::decl::Risk;
+    use crate::registry::ToolDef;
+
+    fn listed(risk: Risk, idempotent: bool) -> String {
+        let def = ToolDef::builder("t")
+            .description("A tool.")
+            .risk(risk)
+            .idempotent(idempotent)
+            .handler(|_ctx, _args| async { "ok" })
+            .build()
+            .expect("tool");
+        line(def.decl())
+    }
+
+    #[test]
+    fn idempotent_is_listed_as_the_exports_state_it() {
+        assert!(listed(Risk::Mutation, true).contains("idempotent"));
+        assert!(listed(Risk::ReadOnly, false).contains("idempotent"));
+        assert!(!listed(Risk::Mutation, false).contains("idempotent"));
+    }
 }

@@ -3,16 +3,24 @@
 //! Commands: `list`, `doctor`, `dump`, `pin`, `verify`, `call`, `verify-audit`, and `demo` when the program registers one
 //! ([`Cli::demo`]; absent otherwise); `serve` and `proxy` with the `mcp` feature; `scan` (and `run_scan`) with
 //! the `safety` feature. With `safety`, every command that runs tools uses the scanner as the
-//! script gate; without it, tools with script arguments are refused.
+//! script gate; without it, a registry with tools that take scripts is refused when the command
+//! starts (unless `--scan off`).
 
 use std::io::Write;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
+use crate::approval::Approver;
+use crate::decl::ToolDecl;
 use crate::registry::{Registry, RegistryError};
-use crate::resource::Resources;
 
+pub use app::{DemoError, SubcommandFn};
+/// The clap version the command line is built with, for [`Cli::subcommand`].
+pub use clap;
+
+mod app;
 pub mod call;
 mod doctor;
 mod dump;
@@ -46,14 +54,12 @@ pub struct DemoArgs {
     pub workspace: Option<std::path::PathBuf>,
 }
 
-/// Why a program's demo failed; printed on stderr, exit code 1.
-pub type DemoError = Box<dyn std::error::Error + Send + Sync>;
-
 /// A program's `demo` command: a scripted session over the registry.
 pub type DemoFn = fn(&Registry, &DemoArgs) -> Result<ExitCode, DemoError>;
 
 /// An application's command line: the built-in commands, under the application's name and
-/// version, with the resources its tools take, plus what the application adds.
+/// version, with the resources its tools take, plus what the application adds: an approver and
+/// argument filters for every command that runs tools, and subcommands of its own.
 ///
 /// [`cli!`](crate::cli!) starts one named after the calling crate (`CARGO_PKG_NAME`,
 /// `CARGO_PKG_VERSION`); [`Cli::new`] names it after the program file, without a version.
@@ -78,7 +84,7 @@ pub struct Cli {
     version: Option<String>,
     about: Option<String>,
     demo: Option<DemoFn>,
-    resources: Resources,
+    app: app::AppParts,
 }
 
 /// A [`Cli`] named after the calling crate: `Cli::new().name(env!("CARGO_PKG_NAME"))
@@ -127,7 +133,59 @@ impl Cli {
     /// Register a resource the tools' `State<T>` parameters take (see [`crate::resource`]),
     /// for every command that runs tools (`call`, `serve`).
     pub fn resource<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.resources.insert(value);
+        self.app.resources.insert(value);
+        self
+    }
+
+    /// Ask this approver about calls that need approval, in every command that runs tools
+    /// (`call`, `serve`, `proxy`), instead of refusing them. `call --approve allow` or
+    /// `--approve prompt` still replaces it for one run; `--approve deny`, the default, keeps it.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.app.approver = Some(approver);
+        self
+    }
+
+    /// Add an argument transform to every command that runs tools, as
+    /// [`ExecutorConfig::argument_filter`](crate::ExecutorConfig::argument_filter) (run in the
+    /// order added; `Err(reason)` refuses the call with `invalid_arguments`).
+    pub fn argument_filter<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&ToolDecl, &mut serde_json::Map<String, serde_json::Value>) -> Result<(), String>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.app.filters.push(Arc::new(f));
+        self
+    }
+
+    /// Add a subcommand of the application's own: `command` is its clap definition (its name
+    /// must differ from the built-in commands'; a clash is refused when the command line
+    /// starts), `run` gets the registry and the subcommand's matches. Its error is printed on
+    /// stderr with exit code 1.
+    ///
+    /// ```
+    /// use std::process::ExitCode;
+    /// use tool_core::cli::{clap, Cli};
+    ///
+    /// let cli = Cli::new().subcommand(
+    ///     clap::Command::new("count").about("Print how many tools there are"),
+    ///     |registry, _matches| {
+    ///         println!("{}", registry.len());
+    ///         Ok(ExitCode::SUCCESS)
+    ///     },
+    /// );
+    /// # let registry = tool_core::Registry::builder().build().unwrap();
+    /// assert_eq!(cli.run_with(&registry, ["prog", "count"]), ExitCode::SUCCESS);
+    /// ```
+    pub fn subcommand<F>(mut self, command: clap::Command, run: F) -> Self
+    where
+        F: Fn(&Registry, &clap::ArgMatches) -> Result<ExitCode, DemoError> + Send + Sync + 'static,
+    {
+        self.app.commands.push(app::AppCommand {
+            command,
+            run: Arc::new(run),
+        });
         self
     }
 
@@ -139,7 +197,7 @@ impl Cli {
         value: T,
         grants: crate::sandbox::Grants,
     ) -> Self {
-        self.resources.insert_with_grants(value, grants);
+        self.app.resources.insert_with_grants(value, grants);
         self
     }
 
@@ -211,7 +269,29 @@ impl Cli {
             );
             cmd = cmd.subcommand(<DemoArgs as clap::Args>::augment_args(demo));
         }
+        for extra in &self.app.commands {
+            cmd = cmd.subcommand(extra.command.clone());
+        }
         cmd
+    }
+
+    /// The first application subcommand whose name is already taken (by a built-in command,
+    /// `demo` or an earlier one of its own).
+    fn clashing_subcommand(&self) -> Option<String> {
+        let mut taken: Vec<String> = <Args as clap::CommandFactory>::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .chain(self.demo.is_some().then(|| "demo".to_owned()))
+            .chain(["help".to_owned()])
+            .collect();
+        for extra in &self.app.commands {
+            let name = extra.command.get_name().to_owned();
+            if taken.contains(&name) {
+                return Some(name);
+            }
+            taken.push(name);
+        }
+        None
     }
 
     /// Parse the arguments; on failure (or `--help`/`--version`) print clap's text and return
@@ -222,6 +302,12 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        if let Some(name) = self.clashing_subcommand() {
+            eprintln!(
+                "error: the application's subcommand `{name}` has the name of another command"
+            );
+            return Err(ExitCode::from(1));
+        }
         let report = |e: clap::Error| {
             let _ = e.print();
             if e.use_stderr() {
@@ -237,6 +323,16 @@ impl Cli {
         if let Some(("demo", sub)) = matches.subcommand() {
             let demo = <DemoArgs as clap::FromArgMatches>::from_arg_matches(sub).map_err(report)?;
             return Ok(Parsed::Demo(demo));
+        }
+        if let Some((name, sub)) = matches.subcommand() {
+            if let Some(i) = self
+                .app
+                .commands
+                .iter()
+                .position(|c| c.command.get_name() == name)
+            {
+                return Ok(Parsed::App(i, sub.clone()));
+            }
         }
         <Args as clap::FromArgMatches>::from_arg_matches(&matches)
             .map(|a| Parsed::Builtin(a.command))
@@ -264,40 +360,46 @@ impl Cli {
                     None => Err(CliError("this program registers no demo".into())),
                 }
             }
+            Parsed::App(i, matches) => {
+                let run = &self.app.commands[i].run;
+                return run(registry()?, &matches).map_err(|e| CliError(e.to_string()));
+            }
             Parsed::Builtin(command) => command,
         };
         match command {
             Command::List => list::run(registry()?),
-            Command::Doctor => doctor::run(registry()?, &self.resources),
+            Command::Doctor => doctor::run(registry()?, &self.app.resources),
             Command::Dump(args) => dump::run(registry().ok(), &args),
             Command::Pin(args) => pin::run_pin(registry()?, &args),
             Command::Verify(args) => pin::run_verify(registry()?, &args),
-            Command::Call(args) => call::run(registry()?, &self.resources, &args),
+            Command::Call(args) => call::run(registry()?, &self.app, &args),
             Command::VerifyAudit(args) => verify_audit::run(&args),
             #[cfg(feature = "mcp")]
             Command::Serve(args) => {
-                serve::run_serve(registry()?, &self.resources, self.server_info(), &args)
+                serve::run_serve(registry()?, &self.app, self.server_info(), &args)
             }
             #[cfg(feature = "mcp")]
-            Command::Proxy(args) => serve::run_proxy(&args),
+            Command::Proxy(args) => serve::run_proxy(&self.app, &args),
             #[cfg(feature = "safety")]
             Command::Scan(args) => scan::run(&args),
         }
     }
 }
 
-/// A parsed command line: a built-in command, or the application's `demo`.
+/// A parsed command line: a built-in command, the application's `demo`, or one of its own
+/// subcommands (by index, with its matches).
 #[derive(Debug)]
 enum Parsed {
     Builtin(Command),
     Demo(DemoArgs),
+    App(usize, clap::ArgMatches),
 }
 
 impl Parsed {
     /// Whether the command reads the tool registry.
     fn needs_registry(&self) -> bool {
         match self {
-            Parsed::Demo(_) => true,
+            Parsed::Demo(_) | Parsed::App(..) => true,
             Parsed::Builtin(c) => c.needs_registry(),
         }
     }
@@ -323,7 +425,8 @@ enum Command {
     /// Serve the tools over MCP (stdio or streamable HTTP).
     #[cfg(feature = "mcp")]
     Serve(serve::ServeArgs),
-    /// Start a third-party MCP server and serve its tools through our checks, over stdio.
+    /// Start a third-party MCP server and serve its tools through our checks, over stdio or
+    /// streamable HTTP.
     #[cfg(feature = "mcp")]
     Proxy(serve::ProxyArgs),
     /// Scan a bash or Python script and print the safety report as JSON.
@@ -385,6 +488,7 @@ struct ScanOnly {
 /// `scan` and prints the same output, then exits. Nothing but the scanner is linked in, so a
 /// one-shot scan starts faster than through the full command line. Needs the `safety` feature.
 #[cfg(feature = "safety")]
+#[cfg_attr(docsrs, doc(cfg(feature = "safety")))]
 pub fn run_scan() -> ! {
     let code = match parse_as::<ScanOnly, _, _>(std::env::args_os()) {
         Ok(cli) => finish(scan::run(&cli.args)),
@@ -472,6 +576,33 @@ mod tests {
             Cli::new().run_with(&empty(), ["prog", "--version"]),
             ExitCode::from(2)
         );
+    }
+
+    #[test]
+    fn application_subcommands_run_and_may_not_take_a_built_in_name() {
+        let cli = Cli::new().subcommand(
+            clap::Command::new("count").arg(clap::Arg::new("n").long("n")),
+            |registry, m| {
+                let n: &String = m.get_one("n").ok_or("no --n")?;
+                Ok(ExitCode::from(registry.len() as u8 + n.parse::<u8>()?))
+            },
+        );
+        assert_eq!(
+            cli.run_with(&empty(), ["prog", "count", "--n", "4"]),
+            ExitCode::from(4)
+        );
+        assert_eq!(cli.run_with(&empty(), ["prog", "count"]), ExitCode::from(1));
+        let help = cli.command(None).render_help().to_string();
+        assert!(help.contains("count"), "{help}");
+        for taken in ["list", "call", "help"] {
+            let clash =
+                Cli::new().subcommand(clap::Command::new(taken), |_, _| Ok(ExitCode::SUCCESS));
+            assert_eq!(
+                clash.run_with(&empty(), ["prog", "list"]),
+                ExitCode::from(1),
+                "{taken}"
+            );
+        }
     }
 
     #[test]

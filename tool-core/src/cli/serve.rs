@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::app::AppParts;
 use super::call::SandboxArg;
 use super::shared::CliError;
 use crate::audit::{AuditKey, JsonlAuditSink};
@@ -22,7 +23,6 @@ use crate::mcp::proxy::{self, ChildRevision, ProxyConfig};
 use crate::mcp::quota::{DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_TASKS_PER_CLIENT};
 use crate::mcp::{ClientQuotas, ExecutorBackend, McpBackend, McpServer, Named, ServerInfo};
 use crate::registry::Registry;
-use crate::resource::Resources;
 
 /// Executor settings shared by `serve` and `proxy`.
 #[derive(Debug, Args)]
@@ -50,14 +50,9 @@ pub(crate) struct ExecArgs {
 }
 
 impl ExecArgs {
-    fn executor(
-        &self,
-        registry: Registry,
-        resources: &Resources,
-    ) -> Result<Arc<Executor>, CliError> {
+    fn executor(&self, registry: Registry, app: &AppParts) -> Result<Arc<Executor>, CliError> {
         let mut config = super::shared::executor_config(
-            ExecutorConfig::new(&self.workspace)
-                .resources(resources)
+            app.configure(ExecutorConfig::new(&self.workspace))
                 .error_budget(self.error_budget)
                 .sandbox(self.sandbox.into()),
             self.scan,
@@ -167,11 +162,11 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
 
 pub(crate) fn run_serve(
     registry: &Registry,
-    resources: &Resources,
+    app: &AppParts,
     info: ServerInfo,
     args: &ServeArgs,
 ) -> Result<ExitCode, CliError> {
-    let executor = args.exec.executor(registry.clone(), resources)?;
+    let executor = args.exec.executor(registry.clone(), app)?;
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let tools = executor.registry().len();
@@ -190,7 +185,7 @@ pub(crate) fn run_serve(
     Ok(ExitCode::SUCCESS)
 }
 
-pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
+pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, CliError> {
     let (command, rest) = args
         .command
         .split_first()
@@ -213,7 +208,7 @@ pub(crate) fn run_proxy(args: &ProxyArgs) -> Result<ExitCode, CliError> {
             b = b.tool(def);
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
-        let backend = ExecutorBackend::new(args.exec.executor(registry, &Resources::new())?);
+        let backend = ExecutorBackend::new(args.exec.executor(registry, app)?);
         let server = args.quotas.server(backend);
         let served = match args.http {
             Some(addr) => {

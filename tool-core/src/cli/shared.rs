@@ -4,8 +4,8 @@ use crate::executor::ScanMode;
 
 /// The executor configuration every command shares: with the `safety` feature and the scan
 /// [`ScanMode::On`], the static script scan with the default policy as the script gate, so script
-/// tools run only after a scan (without the feature there is no gate, and script tools are
-/// refused). With [`ScanMode::Off`] no gate is configured and script tools run unscanned.
+/// tools run only after a scan (without the feature there is no gate, and a registry with
+/// script tools is refused when the executor is built). With [`ScanMode::Off`] no gate is configured and script tools run unscanned.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn executor_config(
     config: crate::executor::ExecutorConfig,

@@ -65,7 +65,9 @@ impl ArgRule {
 
 /// How an [`Executor`](super::Executor) enforces declarations: the workspace, who approves, where audit goes,
 /// limits and trusted argument rules. The conservative defaults: no approver (deny anything that
-/// needs approval), no audit, no script gate (refuse tools with script arguments), scan
+/// needs approval), no audit, script gate: the scanner with its default policy under the `safety`
+/// feature, judged against the workspace (without the feature, tools with script arguments fail
+/// [`Executor::new`](super::Executor::new)), scan
 /// [`ScanMode::On`], budget
 /// [`DEFAULT_ERROR_BUDGET`], timeout [`DEFAULT_TIMEOUT`], output cap [`DEFAULT_OUTPUT_CAP`],
 /// batch concurrency [`DEFAULT_MAX_CONCURRENCY`], no session-wide output budget, kernel
@@ -232,7 +234,8 @@ impl ExecutorConfig {
         Ok(self.audit(Arc::new(sink)))
     }
 
-    /// Judge every call's final arguments with this gate (the static script scan).
+    /// Judge every call's final arguments with this gate (the static script scan), instead of the
+    /// default (see [`Executor::new`](super::Executor::new)).
     pub fn script_gate(mut self, gate: Arc<dyn ScriptGate>) -> Self {
         self.script_gate = Some(gate);
         self

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::config::ExecutorConfig;
+use super::gate::{ScanMode, ScriptGate};
 use super::session::Session;
 use crate::guard::path::{PathGuard, WorkspaceError};
 use crate::registry::Registry;
@@ -43,6 +44,21 @@ pub enum ExecutorError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// Tools take scripts and no script gate judges them: without the `safety` feature there is
+    /// no default gate, and unscanned scripts never run.
+    #[error("{message}")]
+    NoScriptGate {
+        /// The tools that declare script arguments, in registry order.
+        tools: Vec<String>,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The default script gate (the scanner with its default policy) could not be built.
+    #[error("the default script gate could not be built: {message}")]
+    ScriptGate {
+        /// The scanner's error.
+        message: String,
+    },
 }
 
 /// Runs tool calls of a [`Registry`] under an [`ExecutorConfig`]. Share it behind an `Arc`; it
@@ -71,6 +87,46 @@ impl std::fmt::Debug for Executor {
     }
 }
 
+/// The script gate a configuration without one gets: none when no tool takes scripts; the
+/// scanner with its default policy under the `safety` feature; otherwise a refusal naming it.
+fn default_script_gate(registry: &Registry) -> Result<Option<Arc<dyn ScriptGate>>, ExecutorError> {
+    let tools: Vec<String> = registry
+        .iter()
+        .filter(|t| !t.decl().script_args.is_empty())
+        .map(|t| t.decl().name.clone())
+        .collect();
+    if tools.is_empty() {
+        return Ok(None);
+    }
+    scanner_gate(tools)
+}
+
+#[cfg(feature = "safety")]
+fn scanner_gate(_tools: Vec<String>) -> Result<Option<Arc<dyn ScriptGate>>, ExecutorError> {
+    let gate = crate::safety::ScannerGate::with_default_policy().map_err(|e| {
+        ExecutorError::ScriptGate {
+            message: e.to_string(),
+        }
+    })?;
+    Ok(Some(Arc::new(gate)))
+}
+
+#[cfg(not(feature = "safety"))]
+fn scanner_gate(tools: Vec<String>) -> Result<Option<Arc<dyn ScriptGate>>, ExecutorError> {
+    let names = tools
+        .iter()
+        .map(|t| format!("`{t}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!(
+        "{names} take{s} scripts and no script gate is configured: enable tool-core's `safety` \
+         feature (`tool-core = {{ version = \"0.1\", features = [\"safety\"] }}`; the static \
+         scanner becomes the default gate), or set one with `ExecutorConfig::script_gate`",
+        s = if tools.len() == 1 { "s" } else { "" },
+    );
+    Err(ExecutorError::NoScriptGate { tools, message })
+}
+
 impl Executor {
     /// Build an executor; the workspace root is canonicalized here and must be a directory.
     ///
@@ -84,6 +140,12 @@ impl Executor {
     /// It fails when a tool takes a [`State<T>`](crate::State) whose resource the configuration
     /// does not hold ([`ExecutorError::MissingResources`], naming each tool and type), so a
     /// call never finds its resource missing.
+    ///
+    /// Tools that take scripts need a script gate unless the scan is off
+    /// ([`ScanMode::Off`](super::ScanMode::Off)). With the `safety` feature, a configuration
+    /// without one gets the scanner with its default policy, judged against this executor's
+    /// workspace; without the feature it fails here ([`ExecutorError::NoScriptGate`], naming
+    /// the feature), before any call or approval.
     pub fn new(registry: Arc<Registry>, mut config: ExecutorConfig) -> Result<Self, ExecutorError> {
         let missing = crate::resource::missing(
             registry
@@ -98,6 +160,9 @@ impl Executor {
         let resources = Arc::new(config.resources.clone());
         let guard = PathGuard::new(&config.workspace)?;
         let root: Arc<Path> = Arc::from(guard.root());
+        if config.script_gate.is_none() && config.scan == ScanMode::On {
+            config.script_gate = default_script_gate(&registry)?;
+        }
         if let Some(bound) = config
             .script_gate
             .as_ref()

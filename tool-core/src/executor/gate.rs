@@ -14,8 +14,9 @@ use crate::decl::ToolDecl;
 /// Judges a call's final arguments before approval: scripts, and whatever else a policy inspects
 /// (cwd, environment variable names, timeouts).
 ///
-/// The executor asks the gate about every call when one is configured. A tool that declares
-/// script arguments is refused (`safety_denied`) when no gate is configured: unscanned scripts
+/// The executor asks the gate about every call when one is configured. With the `safety`
+/// feature the scanner is the default gate; without it, a registry with tools that declare
+/// script arguments and no gate fails [`Executor::new`](super::Executor::new): unscanned scripts
 /// never run.
 pub trait ScriptGate: Send + Sync {
     /// Judge one call. Errors inside the scanner must come back as [`GateVerdict::Deny`].

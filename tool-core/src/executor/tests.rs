@@ -91,7 +91,82 @@ fn executor(
             _ => Ok(()),
         },
     ));
+    let config = config.script_gate(Arc::new(DenyScripts));
     Executor::new(Arc::new(tools()), config).expect("executor over a temp dir")
+}
+
+/// A gate that refuses every script, so these tests do not depend on the scanner.
+struct DenyScripts;
+
+impl super::ScriptGate for DenyScripts {
+    fn check(&self, decl: &crate::decl::ToolDecl, _args: &Value) -> super::GateVerdict {
+        if decl.script_args.is_empty() {
+            return super::GateVerdict::Allow;
+        }
+        super::GateVerdict::Deny {
+            rule_ids: vec!["TEST-DENY".to_owned()],
+            message: "scripts are refused here".to_owned(),
+        }
+    }
+}
+
+#[cfg(not(feature = "safety"))]
+#[test]
+fn without_the_safety_feature_script_tools_are_refused_at_start_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let err = Executor::new(Arc::new(tools()), ExecutorConfig::new(dir.path()))
+        .expect_err("no script gate");
+    let super::ExecutorError::NoScriptGate {
+        tools: named,
+        message,
+    } = &err
+    else {
+        panic!("{err:?}");
+    };
+    assert_eq!(named, &["shell".to_owned()]);
+    assert!(message.contains("`safety`"), "{message}");
+    assert!(message.contains("ExecutorConfig::script_gate"), "{message}");
+    // An explicit gate, or the scan switched off, is enough.
+    let off = ExecutorConfig::new(dir.path()).scan(super::ScanMode::Off);
+    assert!(Executor::new(Arc::new(tools()), off).is_ok());
+}
+
+#[cfg(feature = "safety")]
+#[tokio::test]
+async fn with_the_safety_feature_the_scanner_is_the_default_gate() {
+    // Not under /tmp: the scanner treats the temp areas as scratch space, so a write beside a
+    // workspace there would be allowed for being in /tmp, not judged against the workspace.
+    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/unit-workspaces");
+    std::fs::create_dir_all(&base).expect("base dir");
+    let dir = tempfile::tempdir_in(&base).expect("tempdir");
+    let audit = Arc::new(MemoryAuditSink::new());
+    let config = ExecutorConfig::new(dir.path()).audit(audit.clone());
+    let exec = Executor::new(Arc::new(tools()), config).expect("the scanner is the default");
+    let s = exec.new_session();
+    let r = exec
+        .execute(
+            &s,
+            call("shell", json!({"script": "rm -rf /"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(r.code, Some(ReasonCode::SafetyDenied), "{r:?}");
+    assert_eq!(r.step, Some(Step::ScriptGate), "{r:?}");
+    // Judged against the executor's workspace: a write outside it is not allowed.
+    let outside = format!("echo x > {}/../elsewhere", dir.path().display());
+    let r = exec
+        .execute(
+            &s,
+            call("shell", json!({"script": outside})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_ne!(r.status, CallStatus::Ok, "{r:?}");
+    let events = audit.events();
+    assert!(
+        events.iter().all(|e| e.safety.is_some()),
+        "every call was scanned"
+    );
 }
 
 #[tokio::test]

@@ -72,11 +72,26 @@ impl McpBackend for ExecutorBackend {
             input: ctx.input(),
             ..CallOptions::default()
         };
+        let wraps = self
+            .executor
+            .registry()
+            .get(&name)
+            .is_some_and(|t| crate::schema::export::mcp::wraps_output(t.decl()));
         let result = self
             .executor
             .execute(&self.session, ToolCall::new(name, args), options)
             .await;
-        outcome_of(result)
+        let mut outcome = outcome_of(result);
+        // A value whose declared schema is not an object travels as `{"result": value}`, the
+        // shape the advertised `outputSchema` describes (`structuredContent` must be an object).
+        if let McpCallOutcome::Ok { output, content } = &mut outcome {
+            // `Null` with content blocks is "blocks only", not a value.
+            if wraps && (!output.is_null() || content.is_empty()) {
+                let value = std::mem::take(output);
+                *output = serde_json::json!({ crate::schema::export::mcp::RESULT_KEY: value });
+            }
+        }
+        outcome
     }
 
     fn for_connection(&self) -> Option<Self> {

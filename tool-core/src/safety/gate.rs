@@ -11,7 +11,7 @@ use tool_safety::{
 
 use super::record::gate_audit;
 use crate::decl::ToolDecl;
-use crate::executor::{GateAudit, GateVerdict, ScriptGate};
+use crate::executor::gate::{GateAudit, GateVerdict, ScriptGate};
 
 /// Argument names read as the script's working directory.
 const CWD_ARGS: &[&str] = &["cwd", "workdir", "working_dir"];

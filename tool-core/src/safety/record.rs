@@ -6,7 +6,7 @@ use tool_safety::{
 
 use crate::approval::ApprovalStatus;
 use crate::audit::SafetyAudit;
-use crate::executor::{
+use crate::executor::gate::{
     GateAudit, GateDecision, GateEffect, GateRiskLevel, MAX_AUDIT_EFFECTS, MAX_AUDIT_TARGET_CHARS,
 };
 

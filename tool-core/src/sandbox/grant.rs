@@ -40,7 +40,7 @@ impl GrantAccess {
 /// ```
 ///
 /// What the kernel enforces (Landlock, seccomp; checked when the executor starts, which refuses
-/// an invalid grant with [`ExecutorError::InvalidGrant`](crate::ExecutorError::InvalidGrant)):
+/// an invalid grant with [`ExecutorError::InvalidGrant`](crate::executor::ExecutorError::InvalidGrant)):
 ///
 /// - **Paths**: absolute, without `..`, existing, not `/`, not overlapping the workspace (what a
 ///   tool may do there comes from its risk). A directory grants what lies beneath it, files

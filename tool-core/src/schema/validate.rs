@@ -78,8 +78,8 @@ pub struct Violation {
     /// JSON pointer into the schema of the subschema the value at `path` must match (for a
     /// missing property, that property's schema); `$ref`s already followed.
     pub schema_path: String,
-    /// That subschema, at most [`MAX_SCHEMA_FRAGMENT`] bytes of JSON (see [`fragment`]), when
-    /// the violation was found with the schema at hand ([`with_fragments`]).
+    /// That subschema, at most `MAX_SCHEMA_FRAGMENT` bytes of JSON (see `fragment`), when
+    /// the violation was found with the schema at hand (`with_fragments`).
     pub schema: Option<Value>,
 }
 
