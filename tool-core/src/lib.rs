@@ -61,6 +61,10 @@ pub mod cli;
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp;
 
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod store;
+
 pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, ToolContext};
 pub use decl::{Risk, ScriptLang, ToolDecl};
 pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
