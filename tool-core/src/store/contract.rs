@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Store, StoreErrorKind};
+use super::api::{Store, StoreErrorKind, MAX_KEY_BYTES, MAX_TTL};
 
 const LONG: Duration = Duration::from_secs(30);
 const SHORT: Duration = Duration::from_millis(150);
@@ -103,7 +103,7 @@ async fn windows_count_and_restart(store: &dyn Store) {
 }
 
 async fn requests_out_of_bounds_are_refused(store: &dyn Store) {
-    let too_long = "k".repeat(super::MAX_KEY_BYTES + 1);
+    let too_long = "k".repeat(MAX_KEY_BYTES + 1);
     for (what, result) in [
         ("empty key", store.put("", b"v", LONG).await),
         ("long key", store.put(&too_long, b"v", LONG).await),
@@ -112,7 +112,7 @@ async fn requests_out_of_bounds_are_refused(store: &dyn Store) {
         (
             "long ttl",
             store
-                .put(&key("y"), b"v", super::MAX_TTL + Duration::from_secs(1))
+                .put(&key("y"), b"v", MAX_TTL + Duration::from_secs(1))
                 .await,
         ),
     ] {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{self, BoxFuture, FutureExt};
 
-use super::{check_request, Store, StoreResult};
+use super::api::{check_request, Store, StoreResult};
 
 /// What one key holds.
 #[derive(Debug)]
@@ -219,8 +219,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_memory_store_keeps_the_contract() {
-        super::super::contract::check(&MemoryStore::new()).await;
-        super::super::contract::check_concurrent_claims(std::sync::Arc::new(MemoryStore::new()))
+        crate::store::contract::check(&MemoryStore::new()).await;
+        crate::store::contract::check_concurrent_claims(std::sync::Arc::new(MemoryStore::new()))
             .await;
     }
 

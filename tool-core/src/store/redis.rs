@@ -11,7 +11,8 @@ use futures::future::{BoxFuture, FutureExt};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script};
 
-use super::{check_request, millis, redact_url, Store, StoreError, StoreErrorKind, StoreResult};
+use super::api::{check_request, millis, Store, StoreError, StoreErrorKind, StoreResult};
+use super::url::redact_url;
 
 /// How a [`RedisStore`] connects and how long it waits.
 #[derive(Debug, Clone)]

@@ -5,8 +5,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::api::{Store, StoreErrorKind};
+use super::contract;
 use super::redis::{RedisOptions, RedisStore};
-use super::{contract, Store, StoreErrorKind};
 
 /// A `redis-server` of this test, stopped when dropped.
 struct RedisServer {
