@@ -184,9 +184,7 @@ impl ApprovalStates {
     /// A fresh signing key from the operating system's random source, and these bounds on
     /// outstanding rounds.
     pub(super) fn new(quotas: &ClientQuotas) -> Result<Self, String> {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| format!("no random source for the key: {e}"))?;
-        let codec = RequestStateCodec::try_new(key.to_vec()).map_err(|e| e.to_string())?;
+        let codec = super::state_key::StateKeys::generate()?.codec()?;
         Ok(ApprovalStates {
             codec,
             used: Mutex::new(HashMap::new()),

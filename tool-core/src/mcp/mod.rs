@@ -47,6 +47,7 @@ pub mod proxy;
 pub mod quota;
 pub mod resources;
 mod server;
+pub mod state_key;
 mod stdio_guard;
 pub mod tasks;
 

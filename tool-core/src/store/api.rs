@@ -149,8 +149,3 @@ pub(crate) fn check_request(key: &str, value_len: usize, ttl: Duration) -> Store
     }
     Ok(())
 }
-
-/// `ttl` in whole milliseconds, at least one.
-pub(crate) fn millis(ttl: Duration) -> u64 {
-    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
-}

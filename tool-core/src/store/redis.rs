@@ -11,7 +11,7 @@ use futures::future::{BoxFuture, FutureExt};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{RedisError, Script};
 
-use super::api::{check_request, millis, Store, StoreError, StoreErrorKind, StoreResult};
+use super::api::{check_request, Store, StoreError, StoreErrorKind, StoreResult};
 use super::url::redact_url;
 
 /// How a [`RedisStore`] connects and how long it waits.
@@ -86,6 +86,11 @@ if redis.call('PTTL', KEYS[1]) < 0 then
 end
 return n
 ";
+
+/// `ttl` in whole milliseconds, at least one.
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 impl RedisStore {
     /// A store at `url` (`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://` for
