@@ -18,6 +18,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("src", &[]),
     ("../tool-safety/src", &[]),
     ("../tool-sandbox/src", &[]),
+    ("../tool-macros/src", &[]),
 ];
 
 /// Files each root's graph must hold: the scanner's language walks, so that leaving their
