@@ -42,8 +42,15 @@ pub fn tool(args: TokenStream, item: TokenStream) -> TokenStream {
 /// ```
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    match main_attr::expand(args.into(), item.into()) {
+    let item = proc_macro2::TokenStream::from(item);
+    match main_attr::expand(args.into(), item.clone()) {
         Ok(out) => out.into(),
-        Err(err) => err.to_compile_error().into(),
+        // The function as written goes on after the error, so the error is the only one
+        // (no "`main` function not found" after it).
+        Err(err) => {
+            let mut out = err.to_compile_error();
+            out.extend(item);
+            out.into()
+        }
     }
 }

@@ -22,8 +22,13 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
         ));
     }
     if !sig.inputs.is_empty() || !sig.generics.params.is_empty() {
+        let span = if sig.generics.params.is_empty() {
+            sig.inputs.span()
+        } else {
+            sig.generics.params.span()
+        };
         return Err(syn::Error::new(
-            sig.inputs.span(),
+            span,
             "`#[tool_core::main]` takes a `main` without parameters or generics",
         ));
     }

@@ -1,0 +1,9 @@
+use tool_core::tool;
+
+/// Add two numbers.
+#[tool(risk = "safe", a::b = 1)]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}

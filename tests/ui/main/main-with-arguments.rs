@@ -1,0 +1,2 @@
+#[tool_core::main(flavor = "current_thread")]
+fn main() {}

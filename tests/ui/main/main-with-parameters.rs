@@ -1,0 +1,2 @@
+#[tool_core::main]
+fn main<T>() {}

@@ -1,0 +1,4 @@
+#[tool_core::main]
+fn start() {}
+
+fn main() {}
