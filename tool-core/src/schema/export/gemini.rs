@@ -9,7 +9,9 @@
 //!   `definitions` are removed once inlined;
 //! - `type: [T, "null"]`, a `null` alternative in `anyOf`/`oneOf`, and `null` in an `enum` become
 //!   `"nullable": true`; `oneOf` becomes `anyOf`; a single remaining alternative is merged into
-//!   its schema; a one-element `allOf` is merged into its schema;
+//!   its schema; a one-element `allOf` is merged into its schema; an `anyOf` stands alone (the
+//!   API refuses other keywords next to it): `nullable`, the description and the other keywords
+//!   of its node move into each alternative;
 //! - `const: "x"` becomes `"enum": ["x"]` (with `"type": "string"`);
 //! - `additionalProperties: false` / `true` (and `unevaluatedProperties: false`) are dropped: the
 //!   executor still refuses unknown arguments;
@@ -119,6 +121,7 @@ static RULES: Rules = Rules {
     format_supported,
     closes_objects: false,
     splits_type_lists: true,
+    any_of_alone: true,
 };
 
 impl<'a> Walk<'a> for Gemini<'a> {
@@ -641,6 +644,24 @@ mod tests {
             assert_eq!(e.path, path, "{e}");
             assert_eq!(e.tool, "t");
         }
+    }
+
+    #[test]
+    fn an_any_of_stands_alone_with_its_siblings_moved_into_each_alternative() {
+        let d = decl(json!({
+            "type": "object",
+            "properties": {"v": {"description": "d", "anyOf": [
+                {"type": "string"}, {"type": "integer", "description": "n"}, {"type": "null"}
+            ]}}
+        }));
+        let p = parameters(&d).expect("expressible");
+        assert_eq!(
+            p["properties"]["v"],
+            json!({"anyOf": [
+                {"type": "string", "description": "d", "nullable": true},
+                {"type": "integer", "description": "d\nn", "nullable": true}
+            ]})
+        );
     }
 
     #[test]

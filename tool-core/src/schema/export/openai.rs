@@ -189,6 +189,7 @@ static RULES: Rules = Rules {
     format_supported: |_, f| STRICT_FORMATS.contains(&f),
     closes_objects: true,
     splits_type_lists: false,
+    any_of_alone: false,
 };
 
 impl<'a> Walk<'a> for Strict<'a> {

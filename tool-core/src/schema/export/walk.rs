@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::common::{
     entries_node, implied_type, merge_all_of_node, push_path, DowngradeKind, ExportError, Format,
-    Recorder, DROPPED_META, UNSUPPORTED_STRUCTURE,
+    Recorder, DROPPED_META, MARKER, UNSUPPORTED_STRUCTURE,
 };
 
 /// What one provider's schema subset supports, as the shared walk steps read it.
@@ -30,6 +30,8 @@ pub(crate) struct Rules {
     /// Several types in one `type` become an `anyOf` of one type each (downgrade mode); else
     /// the dialect takes type lists as they are.
     pub(crate) splits_type_lists: bool,
+    /// An `anyOf` must be the only keyword of its node: the others move into each alternative.
+    pub(crate) any_of_alone: bool,
 }
 
 /// Keywords no dialect can carry whose meaning a description can still say (downgrade mode).
@@ -205,6 +207,9 @@ impl<'a> Walker<'a> {
                 DowngradeKind::OneOfAsAnyOf,
                 "`oneOf` became `anyOf`",
             );
+        }
+        if self.rules.any_of_alone {
+            any_of_alone(&mut out);
         }
         out
     }
@@ -421,4 +426,46 @@ fn split_type_list(m: &mut Map<String, Value>) -> Option<Value> {
     }
     outer.insert("anyOf".to_owned(), Value::Array(alts));
     Some(Value::Object(outer))
+}
+
+/// Move the keywords next to an `anyOf` into each of its alternatives, so the `anyOf` stands
+/// alone: descriptions joined (the node's first), `nullable` on every alternative, `properties`
+/// and `required` united, any other keyword where the alternative does not have its own.
+fn any_of_alone(node: &mut Value) {
+    let Value::Object(m) = node else { return };
+    let Some(Value::Array(mut alts)) = m.remove("anyOf") else {
+        return;
+    };
+    let siblings: Vec<String> = m.keys().filter(|k| *k != MARKER).cloned().collect();
+    for k in siblings {
+        let Some(v) = m.remove(&k) else { continue };
+        for alt in alts.iter_mut() {
+            let Value::Object(a) = alt else { continue };
+            match (k.as_str(), a.get_mut(&k), &v) {
+                ("description", Some(Value::String(own)), Value::String(outer)) => {
+                    *own = format!("{outer}\n{own}");
+                }
+                ("properties", Some(Value::Object(own)), Value::Object(outer)) => {
+                    for (name, p) in outer {
+                        own.entry(name.clone()).or_insert_with(|| p.clone());
+                    }
+                }
+                ("required", Some(Value::Array(own)), Value::Array(outer)) => {
+                    for n in outer {
+                        if !own.contains(n) {
+                            own.push(n.clone());
+                        }
+                    }
+                }
+                ("nullable", _, _) => {
+                    a.insert(k.clone(), v.clone());
+                }
+                (_, Some(_), _) => {}
+                (_, None, _) => {
+                    a.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    m.insert("anyOf".to_owned(), Value::Array(alts));
 }
