@@ -15,6 +15,8 @@ use tool_core::executor::{CallOptions, CallStatus, Executor, ExecutorConfig};
 use tool_core::schema::export::{gemini, openai, Dialect};
 use tool_core::{Registry, Risk, ToolDef};
 
+use crate::schema_export::rules::nullable_as_json_schema;
+
 /// Cases per dialect and tool (each case one call through two executors).
 const CASES: u32 = 24;
 
@@ -205,26 +207,6 @@ fn as_handler_sees(root: &Value, node: &Value, value: &mut Value) {
                 as_handler_sees(root, p, v);
             }
         }
-    }
-}
-
-/// A Gemini schema as the JSON Schema it means: `nullable: true` lets `null` through.
-fn nullable_as_json_schema(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out: Map<String, Value> = m
-                .iter()
-                .filter(|(k, _)| *k != "nullable")
-                .map(|(k, v)| (k.clone(), nullable_as_json_schema(v)))
-                .collect();
-            if m.get("nullable") == Some(&Value::Bool(true)) {
-                return json!({"anyOf": [Value::Object(out), {"type": "null"}]});
-            }
-            out.remove("nullable");
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(a.iter().map(nullable_as_json_schema).collect()),
-        other => other.clone(),
     }
 }
 

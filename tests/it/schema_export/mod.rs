@@ -408,4 +408,4 @@ mod dialects;
 mod downgrades;
 mod obey;
 mod real_world;
-mod rules;
+pub(crate) mod rules;

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use tool_core::schema::export::convert::{convert, Conversion};
 use tool_core::schema::export::{gemini, openai, Downgrade, DowngradeKind, ExportOptions, Format};
 
-use super::rules::{gemini_violations, openai_strict_violations};
+use super::rules::{gemini_violations, nullable_as_json_schema, openai_strict_violations};
 use super::{LOOSE, STRICT};
 
 const CORPUS: &str = include_str!("../../fixtures/export/real_world/schemas.jsonl");
@@ -607,44 +607,6 @@ fn measure(format: Format, opts: ExportOptions) -> Tally {
         sample_answers(e, &conv, &original_ok, &converted_ok, &why, n, &mut t);
     }
     t
-}
-
-/// A Gemini schema as the JSON Schema it means: `nullable: true` lets `null` through.
-fn nullable_as_json_schema(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut out: Map<String, Value> = m
-                .iter()
-                .map(|(k, c)| {
-                    let c = match k.as_str() {
-                        "properties" => Value::Object(
-                            c.as_object()
-                                .into_iter()
-                                .flatten()
-                                .map(|(n, s)| (n.clone(), nullable_as_json_schema(s)))
-                                .collect(),
-                        ),
-                        "items" => nullable_as_json_schema(c),
-                        "anyOf" => Value::Array(
-                            c.as_array()
-                                .into_iter()
-                                .flatten()
-                                .map(nullable_as_json_schema)
-                                .collect(),
-                        ),
-                        _ => c.clone(),
-                    };
-                    (k.clone(), c)
-                })
-                .collect();
-            if out.remove("nullable") == Some(json!(true)) {
-                json!({"anyOf": [Value::Object(out), {"type": "null"}]})
-            } else {
-                Value::Object(out)
-            }
-        }
-        other => other.clone(),
-    }
 }
 
 fn sample_answers(

@@ -357,3 +357,41 @@ pub(crate) fn for_children(m: &Map<String, Value>, path: &str, f: &mut dyn FnMut
         f(&format!("{path}/items"), c);
     }
 }
+
+/// A Gemini schema as the JSON Schema it means: `nullable: true` lets `null` through.
+pub(crate) fn nullable_as_json_schema(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut out: Map<String, Value> = m
+                .iter()
+                .map(|(k, c)| {
+                    let c = match k.as_str() {
+                        "properties" => Value::Object(
+                            c.as_object()
+                                .into_iter()
+                                .flatten()
+                                .map(|(n, s)| (n.clone(), nullable_as_json_schema(s)))
+                                .collect(),
+                        ),
+                        "items" => nullable_as_json_schema(c),
+                        "anyOf" => Value::Array(
+                            c.as_array()
+                                .into_iter()
+                                .flatten()
+                                .map(nullable_as_json_schema)
+                                .collect(),
+                        ),
+                        _ => c.clone(),
+                    };
+                    (k.clone(), c)
+                })
+                .collect();
+            if out.remove("nullable") == Some(json!(true)) {
+                json!({"anyOf": [Value::Object(out), {"type": "null"}]})
+            } else {
+                Value::Object(out)
+            }
+        }
+        other => other.clone(),
+    }
+}

@@ -21,6 +21,7 @@
 //! | an object open to extra properties (strict OpenAI) | closed ([`DowngradeKind::Closed`]) | none |
 //! | several types in one `type` (Gemini) | `anyOf` of one type each ([`DowngradeKind::TypesSplit`]) | none |
 //! | a `required` name without a property schema | an untyped property (so a JSON string) | parsed |
+//! | a root without `type` (OpenAI, Anthropic, MCP as they are) | `type: object` ([`DowngradeKind::TypeInferred`]): every provider wants an object root | none |
 //!
 //! Every downgrade is listed in [`Conversion::downgrades`] with the JSON pointers of the original
 //! and the converted schema; nothing is dropped without an entry, except metadata no provider
