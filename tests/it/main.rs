@@ -17,6 +17,7 @@ mod call_parsing_props;
 mod cli_call;
 mod context;
 mod dialect_calls;
+mod dialect_round_trip;
 mod error_codes;
 mod executor;
 mod grants;

@@ -300,7 +300,7 @@ fn dump_from_converts_a_tools_list_and_reports_every_downgrade() {
     assert_eq!(tools[0]["function"]["name"], json!("http_request"));
     assert_eq!(tools[0]["function"]["strict"], json!(true));
     for t in tools {
-        let rules = real_world::openai_strict_violations(&t["function"]["parameters"]);
+        let rules = rules::openai_strict_violations(&t["function"]["parameters"]);
         assert!(rules.is_empty(), "{rules:?}");
     }
     let report = read(&dir, "report.json").expect("report");
@@ -326,7 +326,7 @@ fn dump_from_converts_a_tools_list_and_reports_every_downgrade() {
     let out = read(&dir, "out.json").expect("written");
     let decls = out["functionDeclarations"].as_array().expect("decls");
     assert_eq!(decls.len(), 2);
-    let rules = real_world::gemini_violations(&decls[0]["parameters"]);
+    let rules = rules::gemini_violations(&decls[0]["parameters"]);
     assert!(rules.is_empty(), "{rules:?}");
     assert!(decls[1].get("parameters").is_none());
     let (code, dir) = dump_from(&rpc, &["--format", "mcp"]);

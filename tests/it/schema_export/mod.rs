@@ -406,4 +406,6 @@ fn gemini_decls(registry: &Registry) -> HashMap<String, Value> {
 mod canonical_openai;
 mod dialects;
 mod downgrades;
+mod obey;
 mod real_world;
+pub(crate) mod rules;

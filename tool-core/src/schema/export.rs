@@ -41,6 +41,7 @@ pub mod convert;
 pub mod gemini;
 pub mod mcp;
 pub mod openai;
+mod walk;
 
 pub use accept::{Dialect, UnknownDialect};
 pub use common::{Downgrade, DowngradeKind, ExportError, ExportOptions, Format, UnknownFormat};

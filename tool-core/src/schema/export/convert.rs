@@ -21,6 +21,7 @@
 //! | an object open to extra properties (strict OpenAI) | closed ([`DowngradeKind::Closed`]) | none |
 //! | several types in one `type` (Gemini) | `anyOf` of one type each ([`DowngradeKind::TypesSplit`]) | none |
 //! | a `required` name without a property schema | an untyped property (so a JSON string) | parsed |
+//! | a root without `type` (OpenAI, Anthropic, MCP as they are) | `type: object` ([`DowngradeKind::TypeInferred`]): every provider wants an object root | none |
 //!
 //! Every downgrade is listed in [`Conversion::downgrades`] with the JSON pointers of the original
 //! and the converted schema; nothing is dropped without an entry, except metadata no provider
@@ -68,6 +69,26 @@ pub struct Conversion {
     pub downgrades: Vec<Downgrade>,
 }
 
+/// The schema as is (minus `$schema`), its root typed `object` when it has no `type`: every
+/// provider wants an object root, and the arguments of a call are an object anyway.
+fn typed_root(input_schema: &Value) -> (Value, Vec<Downgrade>) {
+    let mut schema = without_schema_keyword(input_schema);
+    let mut downgrades = Vec::new();
+    if let Value::Object(m) = &mut schema {
+        if !m.contains_key("type") {
+            m.insert("type".to_owned(), json!("object"));
+            downgrades.push(Downgrade {
+                path: String::new(),
+                out_path: String::new(),
+                kind: DowngradeKind::TypeInferred,
+                detail: "untyped root: the arguments are an object".to_owned(),
+                original: None,
+            });
+        }
+    }
+    (schema, downgrades)
+}
+
 /// Convert a tool's input schema into `format`, downgrading what the dialect cannot express
 /// (see the module docs). [`Format::Canonical`] is the registry's own dump and is refused here.
 pub fn convert(
@@ -103,9 +124,7 @@ pub fn convert(
         }
         Format::OpenAi if options.strict => openai::strict_parameters(name, input_schema, true)?,
         Format::Gemini => gemini::gemini_parameters(name, input_schema, true)?,
-        Format::OpenAi | Format::Anthropic | Format::Mcp => {
-            (without_schema_keyword(input_schema), Vec::new())
-        }
+        Format::OpenAi | Format::Anthropic | Format::Mcp => typed_root(input_schema),
     };
     let tool = match format {
         Format::OpenAi => json!({

@@ -9,7 +9,9 @@
 //!   `definitions` are removed once inlined;
 //! - `type: [T, "null"]`, a `null` alternative in `anyOf`/`oneOf`, and `null` in an `enum` become
 //!   `"nullable": true`; `oneOf` becomes `anyOf`; a single remaining alternative is merged into
-//!   its schema; a one-element `allOf` is merged into its schema;
+//!   its schema; a one-element `allOf` is merged into its schema; an `anyOf` stands alone (the
+//!   API refuses other keywords next to it): `nullable`, the description and the other keywords
+//!   of its node move into each alternative;
 //! - `const: "x"` becomes `"enum": ["x"]` (with `"type": "string"`);
 //! - `additionalProperties: false` / `true` (and `unevaluatedProperties: false`) are dropped: the
 //!   executor still refuses unknown arguments;
@@ -39,10 +41,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::common::{
-    constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node, merge_under,
-    push_path, ref_path, resolve_local_ref, Downgrade, DowngradeKind, ExportError, Format,
-    Recorder, DROPPED_META, UNSUPPORTED_STRUCTURE,
+    constraint_only, fold_combinators, merge_under, push_path, ref_path, resolve_local_ref,
+    Downgrade, DowngradeKind, ExportError, Format,
 };
+use super::walk::{Rules, Walk, Walker};
 use crate::decl::ToolDecl;
 
 /// Keywords of the Gemini schema object that are kept as they are.
@@ -94,77 +96,59 @@ pub(crate) fn gemini_parameters(
     downgrade: bool,
 ) -> Result<(Value, Vec<Downgrade>), ExportError> {
     let mut g = Gemini {
-        root: schema,
-        tool,
+        base: Walker::new(&RULES, schema, tool, downgrade),
         expanding: Vec::new(),
         nodes: 0,
-        rec: Recorder::new(downgrade),
     };
     let mut out = g.node(schema, "", true)?;
-    let report = g.rec.finish(&mut out);
+    let report = g.base.rec.finish(&mut out);
     Ok((out, report))
 }
 
-/// Keywords Gemini cannot carry whose meaning a description can still say (downgrade mode).
-const NOTABLE: &[&str] = &["not", "if", "then", "else", "dependentSchemas"];
-
 struct Gemini<'a> {
-    root: &'a Value,
-    tool: &'a str,
+    base: Walker<'a>,
     /// References being inlined right now: meeting one again is a cycle.
     expanding: Vec<String>,
     nodes: usize,
-    rec: Recorder,
+}
+
+/// What Gemini's schema subset supports, for the shared walk.
+static RULES: Rules = Rules {
+    format: Format::Gemini,
+    who: "Gemini",
+    reason_suffix: "",
+    kept: KEPT,
+    format_supported,
+    closes_objects: false,
+    splits_type_lists: true,
+    any_of_alone: true,
+};
+
+impl<'a> Walk<'a> for Gemini<'a> {
+    fn walker(&self) -> &Walker<'a> {
+        &self.base
+    }
+
+    fn walk(
+        &mut self,
+        schema: &Value,
+        path: &str,
+        is_root: bool,
+        _depth: usize,
+    ) -> Result<Value, ExportError> {
+        self.node(schema, path, is_root)
+    }
 }
 
 impl Gemini<'_> {
     fn err(&self, path: &str, reason: impl Into<String>) -> ExportError {
-        ExportError {
-            format: Format::Gemini,
-            tool: self.tool.to_owned(),
-            path: path.to_owned(),
-            reason: reason.into(),
-        }
-    }
-
-    /// The JSON-string downgrade of `schema` (downgrade mode, below the root), else the error.
-    fn as_json_string(
-        &self,
-        schema: &Value,
-        path: &str,
-        is_root: bool,
-        why: &str,
-    ) -> Result<Value, ExportError> {
-        if self.rec.enabled && !is_root {
-            Ok(self.rec.json_string(schema, path, why))
-        } else {
-            Err(self.err(path, why))
-        }
-    }
-
-    fn mark(&self, v: &mut Value, path: &str, kind: DowngradeKind, detail: &str) {
-        if let Value::Object(m) = v {
-            self.rec.record(m, path, kind, detail, None);
-        }
+        self.base.err(path, reason)
     }
 
     fn node(&mut self, schema: &Value, path: &str, is_root: bool) -> Result<Value, ExportError> {
-        let src = match schema {
-            Value::Object(m) => m,
-            Value::Bool(true) => {
-                return self.as_json_string(
-                    &json!({}),
-                    path,
-                    is_root,
-                    "a `true` schema accepts any value; Gemini needs a type",
-                )
-            }
-            _ => {
-                return Err(self.err(
-                    path,
-                    "a boolean schema accepts anything or nothing; Gemini needs a typed schema",
-                ))
-            }
+        let src = match self.base.object_schema(schema, path, is_root) {
+            Ok(m) => m,
+            Err(done) => return done,
         };
         self.nodes += 1;
         if self.nodes > MAX_INLINED_NODES {
@@ -181,12 +165,12 @@ impl Gemini<'_> {
                 .ok_or_else(|| self.err(path, "`$ref` is not a string"))?
                 .to_owned();
             if self.expanding.contains(&r) {
-                if self.rec.enabled && !is_root {
-                    let target = resolve_local_ref(self.root, &r)
+                if self.base.rec.enabled && !is_root {
+                    let target = resolve_local_ref(self.base.root, &r)
                         .cloned()
                         .unwrap_or_default();
                     let shown = merge_under(&target, &m).unwrap_or(target);
-                    return Ok(self.rec.json_string(
+                    return Ok(self.base.rec.json_string(
                         &shown,
                         path,
                         &format!("recursive reference `{r}` cannot be inlined"),
@@ -200,7 +184,7 @@ impl Gemini<'_> {
                     ),
                 ));
             }
-            let target = resolve_local_ref(self.root, &r)
+            let target = resolve_local_ref(self.base.root, &r)
                 .ok_or_else(|| self.err(path, format!("`$ref` `{r}` does not resolve")))?;
             let merged = merge_under(target, &m)
                 .ok_or_else(|| self.err(path, format!("`$ref` `{r}` is not an object schema")))?;
@@ -210,8 +194,8 @@ impl Gemini<'_> {
             return out;
         }
 
-        if self.rec.enabled {
-            if let Some(out) = self.downgraded(schema, &mut m, path, is_root)? {
+        if self.base.rec.enabled {
+            if let Some(out) = self.downgraded(schema, &mut m, path, is_root, 0)? {
                 return Ok(out);
             }
         }
@@ -225,7 +209,7 @@ impl Gemini<'_> {
 
         let mut nullable = m.remove("nullable") == Some(Value::Bool(true));
         let mut noted_alternatives = None;
-        if self.rec.enabled && m.get("anyOf").is_some_and(constraint_only) {
+        if self.base.rec.enabled && m.get("anyOf").is_some_and(constraint_only) {
             let key = if had_one_of { "oneOf" } else { "anyOf" };
             noted_alternatives = m.remove("anyOf").map(|v| (key.to_owned(), v));
         }
@@ -269,17 +253,7 @@ impl Gemini<'_> {
             }
         }
 
-        let mut inferred = None;
-        if self.rec.enabled
-            && !["type", "anyOf", "enum", "const"]
-                .iter()
-                .any(|k| m.contains_key(*k))
-        {
-            if let Some(t) = implied_type(&m) {
-                m.insert("type".to_owned(), json!(t));
-                inferred = Some(t);
-            }
-        }
+        let inferred = self.base.infer_type(&mut m);
 
         let mut out = Map::new();
         let mut moved = BTreeMap::new();
@@ -324,7 +298,7 @@ impl Gemini<'_> {
                     }
                     _ => return Err(self.err(&kpath, "`type` is neither a string nor an array")),
                 },
-                "enum" | "const" if self.rec.enabled && enum_needs_text(&k, &v) => {
+                "enum" | "const" if self.base.rec.enabled && enum_needs_text(&k, &v) => {
                     let values = match v {
                         Value::Array(a) if k == "enum" => a,
                         other => vec![other],
@@ -387,7 +361,8 @@ impl Gemini<'_> {
                     Value::Bool(false) => {}
                     Value::Bool(true) if k == "additionalProperties" => {}
                     Value::Object(o)
-                        if o.is_empty() && k == "additionalProperties" && self.rec.enabled => {}
+                        if o.is_empty() && k == "additionalProperties" && self.base.rec.enabled => {
+                    }
                     _ => {
                         return Err(self.err(
                             &kpath,
@@ -403,19 +378,10 @@ impl Gemini<'_> {
                 }
                 "$defs" | "definitions" => {}
                 "format" => format = Some(v),
-                key if KEPT.contains(&key) => {
+                key if RULES.kept.contains(&key) => {
                     out.insert(k, v);
                 }
-                key if DROPPED_META.contains(&key) => {}
-                key if self.rec.enabled && NOTABLE.contains(&key) => {
-                    moved.insert(k, v);
-                }
-                key if UNSUPPORTED_STRUCTURE.contains(&key) => {
-                    return Err(self.err(&kpath, format!("`{key}` cannot be expressed")));
-                }
-                _ => {
-                    moved.insert(k, v);
-                }
+                _ => self.base.other_keyword(k, v, &kpath, &mut moved)?,
             }
         }
 
@@ -428,7 +394,7 @@ impl Gemini<'_> {
                     moved.insert(k.to_owned(), v);
                 }
             }
-            self.rec.record(
+            self.base.rec.record(
                 &mut out,
                 &kpath,
                 DowngradeKind::EnumAsText,
@@ -444,7 +410,7 @@ impl Gemini<'_> {
             } else if out.contains_key("items") {
                 out.insert("type".to_owned(), json!("array"));
             } else if !out.contains_key("anyOf") {
-                return self.as_json_string(
+                return self.base.as_json_string(
                     schema,
                     path,
                     is_root,
@@ -457,7 +423,9 @@ impl Gemini<'_> {
             return Err(self.err(path, "an `enum` on a non-string type cannot be expressed"));
         }
         if let Some(f) = format {
-            if format_allowed(ty.as_deref(), &f) {
+            if f.as_str()
+                .is_some_and(|f| (RULES.format_supported)(ty.as_deref(), f))
+            {
                 out.insert("format".to_owned(), f);
             } else {
                 moved.insert("format".to_owned(), f);
@@ -470,7 +438,7 @@ impl Gemini<'_> {
                     .and_then(Value::as_object)
                     .is_none_or(Map::is_empty);
                 if empty {
-                    return self.as_json_string(
+                    return self.base.as_json_string(
                         schema,
                         path,
                         is_root,
@@ -479,38 +447,14 @@ impl Gemini<'_> {
                     );
                 }
             }
-            Some("array") if !out.contains_key("items") => {
-                if !self.rec.enabled {
-                    return Err(self.err(path, "an array without `items` cannot be expressed"));
-                }
-                let items = self.rec.json_string(
-                    &json!({}),
-                    &push_path(path, "items"),
-                    "an array without `items`: each item is any JSON value",
-                );
-                out.insert("items".to_owned(), items);
-            }
+            Some("array") => self.base.require_items(&mut out, path)?,
             _ => {}
         }
         self.fix_required(&mut out, ty.as_deref(), &mut moved, path)?;
         if nullable {
             out.insert("nullable".to_owned(), Value::Bool(true));
         }
-        self.rec.note(&mut out, path, moved);
-        let mut out = Value::Object(out);
-        if let Some(t) = inferred {
-            let detail = format!("untyped schema: only {t} values can be sent");
-            self.mark(&mut out, path, DowngradeKind::TypeInferred, &detail);
-        }
-        if had_one_of && self.rec.enabled {
-            self.mark(
-                &mut out,
-                path,
-                DowngradeKind::OneOfAsAnyOf,
-                "`oneOf` became `anyOf`",
-            );
-        }
-        Ok(out)
+        Ok(self.base.finish(out, path, moved, inferred, had_one_of))
     }
 
     /// `required` only on an object, naming only its properties. A name without a property
@@ -544,11 +488,11 @@ impl Gemini<'_> {
             }
         }
         if !unknown.is_empty() {
-            if self.rec.enabled {
+            if self.base.rec.enabled {
                 for n in &unknown {
                     let Some(name) = n.as_str() else { continue };
                     let ppath = push_path(&push_path(path, "properties"), name);
-                    let node = self.rec.json_string(
+                    let node = self.base.rec.json_string(
                         &json!({}),
                         &ppath,
                         "a required property without a schema: any JSON value",
@@ -570,158 +514,6 @@ impl Gemini<'_> {
             out.insert("required".to_owned(), Value::Array(kept));
         }
         Ok(())
-    }
-
-    /// The downgrades of structure (downgrade mode): a several-item `allOf` merged, several
-    /// types split into `anyOf`, maps and `patternProperties` as entries, tuples as JSON text.
-    /// `None`: go on with the node as it is.
-    fn downgraded(
-        &mut self,
-        schema: &Value,
-        m: &mut Map<String, Value>,
-        path: &str,
-        is_root: bool,
-    ) -> Result<Option<Value>, ExportError> {
-        if m.get("allOf")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.len() > 1)
-        {
-            return match merge_all_of_node(self.root, m) {
-                Ok(merged) => {
-                    let mut out = self.node(&Value::Object(merged), path, is_root)?;
-                    self.mark(
-                        &mut out,
-                        path,
-                        DowngradeKind::AllOfMerged,
-                        "`allOf` of several schemas merged into one",
-                    );
-                    Ok(Some(out))
-                }
-                Err(why) => self
-                    .as_json_string(schema, &push_path(path, "allOf"), is_root, &why)
-                    .map(Some),
-            };
-        }
-        for key in [
-            "$dynamicRef",
-            "$recursiveRef",
-            "prefixItems",
-            "unevaluatedItems",
-        ] {
-            if m.contains_key(key) {
-                let why = format!("`{key}` cannot be expressed");
-                return self.as_json_string(schema, path, is_root, &why).map(Some);
-            }
-        }
-        if m.get("unevaluatedProperties")
-            .is_some_and(|u| u != &Value::Bool(false))
-        {
-            return self
-                .as_json_string(
-                    schema,
-                    path,
-                    is_root,
-                    "`unevaluatedProperties` cannot be expressed",
-                )
-                .map(Some);
-        }
-        if let Some(Value::Array(types)) = m.get("type").cloned() {
-            let non_null: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
-            if non_null.len() > 1 && !m.contains_key("anyOf") && !m.contains_key("oneOf") {
-                let mut outer = Map::new();
-                for k in ["description", "title"] {
-                    if let Some(v) = m.remove(k) {
-                        outer.insert(k.to_owned(), v);
-                    }
-                }
-                let mut alts: Vec<Value> = non_null
-                    .iter()
-                    .map(|t| {
-                        let mut alt = m.clone();
-                        alt.insert("type".to_owned(), (*t).clone());
-                        Value::Object(alt)
-                    })
-                    .collect();
-                if non_null.len() < types.len() {
-                    alts.push(json!({"type": "null"}));
-                }
-                outer.insert("anyOf".to_owned(), Value::Array(alts));
-                let mut out = self.node(&Value::Object(outer), path, is_root)?;
-                self.mark(
-                    &mut out,
-                    path,
-                    DowngradeKind::TypesSplit,
-                    "several types became an `anyOf` of one type each",
-                );
-                return Ok(Some(out));
-            }
-        }
-        let additional = m.get("additionalProperties");
-        let map_value = match additional {
-            Some(Value::Object(a)) if !a.is_empty() => Some(Value::Object(a.clone())),
-            _ => None,
-        };
-        if let Some(pattern_props) = m.get("patternProperties").cloned() {
-            let single = pattern_props.as_object().filter(|p| p.len() == 1);
-            let simple_rest = additional.is_none()
-                || matches!(additional, Some(Value::Bool(_)))
-                || additional == Some(&json!({}));
-            return match single {
-                Some(p) if !m.contains_key("properties") && simple_rest && !is_root => {
-                    let (pattern, value) = p
-                        .iter()
-                        .next()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .unwrap_or_default();
-                    let value_path = push_path(&push_path(path, "patternProperties"), &pattern);
-                    let value = self.node(&value, &value_path, false)?;
-                    Ok(Some(entries_node(
-                        &self.rec,
-                        schema,
-                        m,
-                        Some(&pattern),
-                        value,
-                        path,
-                        false,
-                    )))
-                }
-                _ => self
-                    .as_json_string(
-                        schema,
-                        &push_path(path, "patternProperties"),
-                        is_root,
-                        "`patternProperties` with several patterns or next to `properties` \
-                         cannot be expressed",
-                    )
-                    .map(Some),
-            };
-        }
-        if let Some(value) = map_value {
-            let value_path = push_path(path, "additionalProperties");
-            if is_root {
-                return Err(self.err(
-                    path,
-                    "a map at the root cannot be expressed: Gemini needs a root object with \
-                     properties",
-                ));
-            }
-            if m.contains_key("properties") {
-                return self
-                    .as_json_string(
-                        schema,
-                        &value_path,
-                        is_root,
-                        "an object with `properties` and an `additionalProperties` schema \
-                         cannot be expressed",
-                    )
-                    .map(Some);
-            }
-            let value = self.node(&value, &value_path, false)?;
-            return Ok(Some(entries_node(
-                &self.rec, schema, m, None, value, path, false,
-            )));
-        }
-        Ok(None)
     }
 }
 
@@ -765,10 +557,8 @@ fn is_null_schema(v: &Value) -> bool {
     v.get("type").and_then(Value::as_str) == Some("null")
 }
 
-fn format_allowed(ty: Option<&str>, format: &Value) -> bool {
-    let Some(f) = format.as_str() else {
-        return false;
-    };
+/// The formats Gemini supports, by type.
+fn format_supported(ty: Option<&str>, f: &str) -> bool {
     matches!(
         (ty, f),
         (Some("string"), "enum" | "date-time")
@@ -854,6 +644,24 @@ mod tests {
             assert_eq!(e.path, path, "{e}");
             assert_eq!(e.tool, "t");
         }
+    }
+
+    #[test]
+    fn an_any_of_stands_alone_with_its_siblings_moved_into_each_alternative() {
+        let d = decl(json!({
+            "type": "object",
+            "properties": {"v": {"description": "d", "anyOf": [
+                {"type": "string"}, {"type": "integer", "description": "n"}, {"type": "null"}
+            ]}}
+        }));
+        let p = parameters(&d).expect("expressible");
+        assert_eq!(
+            p["properties"]["v"],
+            json!({"anyOf": [
+                {"type": "string", "description": "d", "nullable": true},
+                {"type": "integer", "description": "d\nn", "nullable": true}
+            ]})
+        );
     }
 
     #[test]

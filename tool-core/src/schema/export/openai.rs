@@ -40,11 +40,11 @@ use serde_json::{json, Map, Value};
 
 pub use super::accept::strip_optional_nulls;
 use super::common::{
-    accepts_null, constraint_only, entries_node, fold_combinators, implied_type, merge_all_of_node,
-    merge_under, push_path, ref_path, resolve_local_ref, type_includes, without_schema_keyword,
-    Downgrade, DowngradeKind, ExportError, ExportOptions, Format, Recorder, DROPPED_META,
-    UNSUPPORTED_STRUCTURE,
+    accepts_null, constraint_only, fold_combinators, merge_under, push_path, ref_path,
+    resolve_local_ref, type_includes, without_schema_keyword, Downgrade, DowngradeKind,
+    ExportError, ExportOptions, Format,
 };
+use super::walk::{Rules, Walk, Walker};
 use crate::decl::ToolDecl;
 
 /// String formats strict mode accepts.
@@ -106,10 +106,8 @@ pub(crate) fn strict_parameters(
     schema: &Value,
     downgrade: bool,
 ) -> Result<(Value, Vec<Downgrade>), ExportError> {
-    let walk = Strict {
-        root: schema,
-        tool,
-        rec: Recorder::new(downgrade),
+    let mut walk = Strict {
+        base: Walker::new(&RULES, schema, tool, downgrade),
         defs: RefCell::new(Map::new()),
         def_names: RefCell::new(BTreeMap::new()),
     };
@@ -121,7 +119,7 @@ pub(crate) fn strict_parameters(
         }
     }
     prune_unused_defs(&mut out);
-    let report = walk.rec.finish(&mut out);
+    let report = walk.base.rec.finish(&mut out);
     Ok((out, report))
 }
 
@@ -175,52 +173,49 @@ fn prune_unused_defs(schema: &mut Value) {
 }
 
 struct Strict<'a> {
-    root: &'a Value,
-    tool: &'a str,
-    rec: Recorder,
+    base: Walker<'a>,
     /// The converted targets of the `$ref`s met so far, by `$defs` name.
     defs: RefCell<Map<String, Value>>,
     /// The `$defs` name of each reference met so far (`#/definitions/A` → `A`).
     def_names: RefCell<BTreeMap<String, String>>,
 }
 
-/// Keywords strict mode cannot carry whose meaning a description can still say (downgrade mode).
-const NOTABLE: &[&str] = &["not", "if", "then", "else", "dependentSchemas"];
+/// What strict mode supports, for the shared walk.
+static RULES: Rules = Rules {
+    format: Format::OpenAi,
+    who: "strict mode",
+    reason_suffix: " (OpenAI strict mode)",
+    kept: STRICT_CONSTRAINTS,
+    format_supported: |_, f| STRICT_FORMATS.contains(&f),
+    closes_objects: true,
+    splits_type_lists: false,
+    any_of_alone: false,
+};
 
-impl Strict<'_> {
-    fn err(&self, path: &str, reason: impl Into<String>) -> ExportError {
-        ExportError {
-            format: Format::OpenAi,
-            tool: self.tool.to_owned(),
-            path: path.to_owned(),
-            reason: format!("{} (OpenAI strict mode)", reason.into()),
-        }
+impl<'a> Walk<'a> for Strict<'a> {
+    fn walker(&self) -> &Walker<'a> {
+        &self.base
     }
 
-    /// The JSON-string downgrade of `schema` (downgrade mode, below the root), else the error.
-    fn as_json_string(
-        &self,
+    fn walk(
+        &mut self,
         schema: &Value,
         path: &str,
         is_root: bool,
-        why: &str,
+        depth: usize,
     ) -> Result<Value, ExportError> {
-        if self.rec.enabled && !is_root {
-            Ok(self.rec.json_string(schema, path, why))
-        } else {
-            Err(self.err(path, why))
-        }
+        self.node(schema, path, is_root, depth)
     }
+}
 
-    fn mark(&self, v: &mut Value, path: &str, kind: DowngradeKind, detail: &str) {
-        if let Value::Object(m) = v {
-            self.rec.record(m, path, kind, detail, None);
-        }
+impl Strict<'_> {
+    fn err(&self, path: &str, reason: impl Into<String>) -> ExportError {
+        self.base.err(path, reason)
     }
 
     /// `{"$ref": "#/$defs/NAME"}` for a reference, its target converted into `$defs` (once).
     fn reference(
-        &self,
+        &mut self,
         r: &str,
         target: &Value,
         path: &str,
@@ -261,34 +256,22 @@ impl Strict<'_> {
         let mut out = json!({ "$ref": new_ref });
         if new_ref != r {
             let detail = format!("`$ref` `{r}` now points at `{new_ref}`");
-            self.mark(&mut out, path, DowngradeKind::RefMoved, &detail);
+            self.base
+                .mark(&mut out, path, DowngradeKind::RefMoved, &detail);
         }
         Ok(out)
     }
 
     fn node(
-        &self,
+        &mut self,
         schema: &Value,
         path: &str,
         is_root: bool,
         depth: usize,
     ) -> Result<Value, ExportError> {
-        let src = match schema {
-            Value::Object(m) => m,
-            Value::Bool(true) => {
-                return self.as_json_string(
-                    &json!({}),
-                    path,
-                    is_root,
-                    "a `true` schema accepts any value; strict mode needs a type",
-                )
-            }
-            _ => {
-                return Err(self.err(
-                    path,
-                    "a boolean schema accepts anything or nothing; a typed schema is needed",
-                ))
-            }
+        let src = match self.base.object_schema(schema, path, is_root) {
+            Ok(m) => m,
+            Err(done) => return done,
         };
         if depth > MAX_INLINE_DEPTH {
             return Err(self.err(path, "`$ref`/`allOf` chain too deep to inline"));
@@ -299,7 +282,7 @@ impl Strict<'_> {
             let r = r
                 .as_str()
                 .ok_or_else(|| self.err(path, "`$ref` is not a string"))?;
-            let target = resolve_local_ref(self.root, r)
+            let target = resolve_local_ref(self.base.root, r)
                 .ok_or_else(|| self.err(path, format!("`$ref` `{r}` does not resolve")))?;
             if m.len() == 1 {
                 return self.reference(r, target, path, depth);
@@ -311,7 +294,7 @@ impl Strict<'_> {
             return self.node(&merged, path, is_root, depth + 1);
         }
 
-        if self.rec.enabled {
+        if self.base.rec.enabled {
             if let Some(out) = self.downgraded(schema, &mut m, path, is_root, depth)? {
                 return Ok(out);
             }
@@ -324,17 +307,7 @@ impl Strict<'_> {
             Err((at, reason)) => return Err(self.err(&at, reason)),
         }
 
-        let mut inferred = None;
-        if self.rec.enabled
-            && !["type", "anyOf", "enum", "const"]
-                .iter()
-                .any(|k| m.contains_key(*k))
-        {
-            if let Some(t) = implied_type(&m) {
-                m.insert("type".to_owned(), json!(t));
-                inferred = Some(t);
-            }
-        }
+        let inferred = self.base.infer_type(&mut m);
 
         let props = m.remove("properties");
         let required = m.remove("required");
@@ -349,7 +322,7 @@ impl Strict<'_> {
                 "type" | "enum" | "const" | "description" | "title" => {
                     out.insert(k, v);
                 }
-                "anyOf" if self.rec.enabled && constraint_only(&v) => {
+                "anyOf" if self.base.rec.enabled && constraint_only(&v) => {
                     let key = if had_one_of { "oneOf" } else { "anyOf" };
                     moved.insert(key.to_owned(), v);
                 }
@@ -382,35 +355,29 @@ impl Strict<'_> {
                 }
                 // Converted when a `$ref` reaches them (see `reference`).
                 "$defs" | "definitions" => {}
-                "format" if v.as_str().is_some_and(|f| STRICT_FORMATS.contains(&f)) => {
+                "format"
+                    if v.as_str()
+                        .is_some_and(|f| (RULES.format_supported)(None, f)) =>
+                {
                     out.insert(k, v);
                 }
                 "unevaluatedProperties" if v == Value::Bool(false) => {}
                 "unevaluatedProperties" => {
                     return Err(self.err(&kpath, "`unevaluatedProperties` cannot be expressed"));
                 }
-                key if STRICT_CONSTRAINTS.contains(&key) => {
+                key if RULES.kept.contains(&key) => {
                     out.insert(k, v);
                 }
-                key if DROPPED_META.contains(&key) => {}
-                key if self.rec.enabled && NOTABLE.contains(&key) => {
-                    moved.insert(k, v);
-                }
-                key if UNSUPPORTED_STRUCTURE.contains(&key) => {
-                    return Err(self.err(&kpath, format!("`{key}` cannot be expressed")));
-                }
-                _ => {
-                    moved.insert(k, v);
-                }
+                _ => self.base.other_keyword(k, v, &kpath, &mut moved)?,
             }
         }
 
         if is_object {
             let open = additional.is_none()
                 || additional == Some(Value::Bool(true))
-                || (self.rec.enabled && additional == Some(json!({})));
+                || (self.base.rec.enabled && additional == Some(json!({})));
             if props.is_none() && open && !is_root {
-                return self.as_json_string(
+                return self.base.as_json_string(
                     schema,
                     path,
                     is_root,
@@ -423,193 +390,26 @@ impl Strict<'_> {
             moved.insert("required".to_owned(), r);
         }
 
-        if type_includes(&out, "array") && !out.contains_key("items") {
-            if !self.rec.enabled {
-                return Err(self.err(path, "an array without `items` cannot be expressed"));
-            }
-            let items = self.rec.json_string(
-                &json!({}),
-                &push_path(path, "items"),
-                "an array without `items`: each item is any JSON value",
-            );
-            out.insert("items".to_owned(), items);
+        if type_includes(&out, "array") {
+            self.base.require_items(&mut out, path)?;
         }
         if !["type", "anyOf", "enum", "const"]
             .iter()
             .any(|k| out.contains_key(*k))
         {
-            return self.as_json_string(
+            return self.base.as_json_string(
                 schema,
                 path,
                 is_root,
                 "a schema without `type` accepts any value; strict mode needs a type",
             );
         }
-        self.rec.note(&mut out, path, moved);
-        let mut out = Value::Object(out);
-        if let Some(t) = inferred {
-            let detail = format!("untyped schema: only {t} values can be sent");
-            self.mark(&mut out, path, DowngradeKind::TypeInferred, &detail);
-        }
-        if had_one_of && self.rec.enabled {
-            self.mark(
-                &mut out,
-                path,
-                DowngradeKind::OneOfAsAnyOf,
-                "`oneOf` became `anyOf`",
-            );
-        }
-        Ok(out)
-    }
-
-    /// The downgrades of structure (downgrade mode): a several-item `allOf` merged; maps,
-    /// `patternProperties` and tuples in another shape. `None`: go on with the node as it is.
-    fn downgraded(
-        &self,
-        schema: &Value,
-        m: &mut Map<String, Value>,
-        path: &str,
-        is_root: bool,
-        depth: usize,
-    ) -> Result<Option<Value>, ExportError> {
-        if m.get("allOf")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.len() > 1)
-        {
-            return match merge_all_of_node(self.root, m) {
-                Ok(merged) => {
-                    let mut out = self.node(&Value::Object(merged), path, is_root, depth + 1)?;
-                    self.mark(
-                        &mut out,
-                        path,
-                        DowngradeKind::AllOfMerged,
-                        "`allOf` of several schemas merged into one",
-                    );
-                    Ok(Some(out))
-                }
-                Err(why) => self
-                    .as_json_string(schema, &push_path(path, "allOf"), is_root, &why)
-                    .map(Some),
-            };
-        }
-        for key in [
-            "$dynamicRef",
-            "$recursiveRef",
-            "prefixItems",
-            "unevaluatedItems",
-        ] {
-            if m.contains_key(key) {
-                let why = format!("`{key}` cannot be expressed");
-                return self.as_json_string(schema, path, is_root, &why).map(Some);
-            }
-        }
-        if m.get("unevaluatedProperties")
-            .is_some_and(|u| u != &Value::Bool(false))
-        {
-            return self
-                .as_json_string(
-                    schema,
-                    path,
-                    is_root,
-                    "`unevaluatedProperties` cannot be expressed",
-                )
-                .map(Some);
-        }
-        let additional = m.get("additionalProperties");
-        let map_value = match additional {
-            Some(Value::Object(a)) if !a.is_empty() => Some(Value::Object(a.clone())),
-            _ => None,
-        };
-        if let Some(pattern_props) = m.get("patternProperties").cloned() {
-            let single = pattern_props.as_object().filter(|p| p.len() == 1);
-            let closed_or_open = additional.is_none()
-                || matches!(additional, Some(Value::Bool(_)))
-                || additional == Some(&json!({}));
-            return match single {
-                Some(p) if !m.contains_key("properties") && closed_or_open => {
-                    let (pattern, value) = p
-                        .iter()
-                        .next()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .unwrap_or_default();
-                    let value_path = push_path(&push_path(path, "patternProperties"), &pattern);
-                    self.entries(
-                        schema,
-                        m,
-                        Some(&pattern),
-                        &value,
-                        &value_path,
-                        path,
-                        is_root,
-                        depth,
-                    )
-                    .map(Some)
-                }
-                _ => self
-                    .as_json_string(
-                        schema,
-                        &push_path(path, "patternProperties"),
-                        is_root,
-                        "`patternProperties` with several patterns or next to `properties` \
-                         cannot be expressed",
-                    )
-                    .map(Some),
-            };
-        }
-        if let Some(value) = map_value {
-            let value_path = push_path(path, "additionalProperties");
-            return if m.contains_key("properties") {
-                self.as_json_string(
-                    schema,
-                    &value_path,
-                    is_root,
-                    "an object with `properties` and an `additionalProperties` schema cannot \
-                     be expressed",
-                )
-                .map(Some)
-            } else {
-                self.entries(schema, m, None, &value, &value_path, path, is_root, depth)
-                    .map(Some)
-            };
-        }
-        Ok(None)
-    }
-
-    /// A map as an array of `{"key", "value"}` entries.
-    #[allow(clippy::too_many_arguments)]
-    fn entries(
-        &self,
-        schema: &Value,
-        m: &Map<String, Value>,
-        key_pattern: Option<&str>,
-        value: &Value,
-        value_path: &str,
-        path: &str,
-        is_root: bool,
-        depth: usize,
-    ) -> Result<Value, ExportError> {
-        if is_root {
-            return Err(self.err(
-                path,
-                "a map at the root cannot be expressed: strict mode needs a root object \
-                 with properties",
-            ));
-        }
-        let value = self.node(value, value_path, false, depth)?;
-        Ok(entries_node(
-            &self.rec,
-            schema,
-            m,
-            key_pattern,
-            value,
-            path,
-            true,
-        ))
+        Ok(self.base.finish(out, path, moved, inferred, had_one_of))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn object(
-        &self,
+        &mut self,
         out: &mut Map<String, Value>,
         props: Option<Value>,
         required: Option<Value>,
@@ -618,7 +418,7 @@ impl Strict<'_> {
         depth: usize,
     ) -> Result<(), ExportError> {
         match &additional {
-            Some(Value::Object(a)) if !(self.rec.enabled && a.is_empty()) => {
+            Some(Value::Object(a)) if !(self.base.rec.enabled && a.is_empty()) => {
                 return Err(self.err(
                     &push_path(path, "additionalProperties"),
                     "a map (`additionalProperties` with a schema) cannot be expressed: \
@@ -667,7 +467,7 @@ impl Strict<'_> {
             .cloned()
             .collect();
         for missing in missing {
-            if !(self.rec.enabled && open) {
+            if !(self.base.rec.enabled && open) {
                 return Err(self.err(
                     &push_path(path, "required"),
                     format!("required property `{missing}` has no schema in `properties`"),
@@ -678,8 +478,8 @@ impl Strict<'_> {
         }
         let explicitly_open =
             additional == Some(Value::Bool(true)) || additional == Some(json!({}));
-        if self.rec.enabled && explicitly_open {
-            self.rec.record(
+        if self.base.rec.enabled && explicitly_open {
+            self.base.rec.record(
                 out,
                 path,
                 DowngradeKind::Closed,
