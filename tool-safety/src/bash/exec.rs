@@ -184,6 +184,13 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 .collect::<Vec<_>>()
                 .join(" ");
             self.nested(Interp::Shell, &code, inv.node);
+            // Resolved text that was downloaded or decoded keeps its rule.
+            for a in &inv.args {
+                let f = self.subtree_flags(a.node);
+                if f.has(Flags::DOWNLOAD) || f.has(Flags::DECODE) {
+                    self.generated_code(a.node, ev, inv.node, id::BASH_EVAL);
+                }
+            }
         } else {
             self.dynamic(inv.node, "eval of built text");
             for a in &inv.args {
@@ -200,6 +207,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         if a.node.kind() == "process_substitution" || a.approx.contains("$(") {
             self.generated_code(a.node, ev, node, id::BASH_INDIRECT_EXEC);
+            self.dynamic(node, "sources generated code");
         }
     }
 
@@ -387,6 +395,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         } else {
             self.vars.remove("@");
         }
+        let saved_at = self.arrays.insert("@".to_owned(), args.clone());
         self.vars.insert("*".to_owned(), vec![args.join(" ")]);
         self.vars
             .insert("#".to_owned(), vec![args.len().to_string()]);
@@ -394,6 +403,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         self.inlined += 1;
         self.visit(body);
         self.inlining -= 1;
+        match saved_at {
+            Some(v) => self.arrays.insert("@".to_owned(), v),
+            None => self.arrays.remove("@"),
+        };
         for (n, v) in saved {
             match v {
                 Some(v) => self.vars.insert(n, v),
