@@ -113,6 +113,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     "--replace",
                     "--max-lines",
                 ],
+                "parallel" => &["-j", "--jobs", "-S", "--sshlogin", "--delay", "-N"],
                 "timeout" => &["-s", "--signal", "-k", "--kill-after"],
                 "nice" => &["-n", "--adjustment"],
                 "ionice" => &["-c", "-n", "-p", "--class", "--classdata"],

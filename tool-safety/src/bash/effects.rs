@@ -65,6 +65,32 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         self.file_effect(kind, &w, pos, ev);
     }
 
+    /// The items `xargs` gets: the words a literal printer before it in the pipeline prints, or
+    /// what the last `find` / `ls` listed.
+    fn xargs_input(&self, node: Node<'t>) -> EffectTarget {
+        let printed = node
+            .parent()
+            .filter(|p| p.kind() == "pipeline")
+            .and_then(|_| node.prev_named_sibling())
+            .filter(|p| p.kind() == "command")
+            .and_then(|p| self.printed(p));
+        if let Some(text) = printed {
+            let words: Vec<String> = text
+                .split_whitespace()
+                .map(|w| match self.str_target(w) {
+                    EffectTarget::Resolved(p) => p,
+                    _ => w.to_owned(),
+                })
+                .collect();
+            return match words.len() {
+                0 => EffectTarget::Unknown,
+                1 => EffectTarget::Resolved(words[0].clone()),
+                _ => EffectTarget::Set(words),
+            };
+        }
+        self.last_listed.clone().unwrap_or(EffectTarget::Unknown)
+    }
+
     /// Running a file the script wrote runs code the scan did not see as code.
     pub(super) fn run_written(&mut self, target: &EffectTarget, node: Node<'t>) {
         if target.values().iter().any(|v| self.written.contains(v)) {
@@ -118,10 +144,22 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 self.sink.effect(EffectKind::ProcessSpawn, target, at, ev);
             }
         }
-        if inv.wrappers.last().is_some_and(|w| w == "xargs") && DELETERS.contains(&name) {
-            // `find / | xargs rm -rf`: the operands are what the pipeline listed.
-            let target = self.last_listed.clone().unwrap_or(EffectTarget::Unknown);
-            self.sink.effect(EffectKind::FileDelete, target, at, ev);
+        if inv.wrappers.last().is_some_and(|w| w == "xargs") {
+            // `find / | xargs rm -rf`, `echo /root/x | xargs chmod 777`: the operands are what
+            // the pipeline listed or printed.
+            let kind = if DELETERS.contains(&name) {
+                Some(EffectKind::FileDelete)
+            } else if MODE_SETTERS.contains(&name) {
+                Some(EffectKind::Chmod)
+            } else if READERS.contains(&name) {
+                Some(EffectKind::FileRead)
+            } else {
+                None
+            };
+            if let Some(kind) = kind {
+                let target = self.xargs_input(inv.node);
+                self.sink.effect(kind, target, at, ev);
+            }
         }
         let c = Cmd {
             inv,

@@ -136,6 +136,22 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             rules.push(id::BASH_REVERSE_SHELL);
         }
         rules.dedup();
+        if rules.is_empty() {
+            // `printf 'CMD' | bash`: the shell runs what the stage before it prints.
+            for (i, f) in flags.iter().enumerate().skip(1) {
+                if !f.has(Flags::SHELL_STDIN) {
+                    continue;
+                }
+                let prev = stages[i - 1];
+                match (prev.kind() == "command")
+                    .then(|| self.printed(prev))
+                    .flatten()
+                {
+                    Some(code) => self.nested(Interp::Shell, &code, n),
+                    None => self.dynamic(n, "shell running piped input"),
+                }
+            }
+        }
         for r in rules {
             self.push(finding(r, ev), n);
         }
@@ -233,7 +249,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 Some(text) => {
                     if kind == Interp::Other {
                         let name = inv.name.as_deref().unwrap_or("interpreter");
-                        self.foreign_code(inv, name, Some(text));
+                        if !(name == "perl" && trivial_perl(text)) {
+                            self.foreign_code(inv, name, Some(text));
+                        }
                         // Inline perl/ruby/node code is not parsed; shelling out from it needs a human.
                         if [
                             "system",

@@ -17,6 +17,7 @@ mod effects;
 mod exec;
 mod files;
 mod interp;
+mod loops;
 mod net;
 mod parse;
 mod procs;

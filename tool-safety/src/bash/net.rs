@@ -1,11 +1,13 @@
 //! Network commands: `curl`/`wget` and kin (URLs, uploads, downloads), `nc`/`ssh` and kin (hosts).
 
+use tree_sitter::Node;
+
 use crate::effects::{is_url, url_host, Direction, EffectKind, EffectTarget};
 use crate::judge::join_norm;
 
 use super::effects::Cmd;
 use super::text::Word;
-use super::walk::{Bash, Inv};
+use super::walk::{pos, Bash, Inv};
 
 /// `true` for the commands [`Bash::net_command`] knows.
 pub(super) fn is_net_command(name: &str) -> bool {
@@ -28,6 +30,24 @@ pub(super) fn is_net_command(name: &str) -> bool {
 }
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
+    /// `/dev/tcp/HOST/PORT`, `/dev/udp/HOST/PORT`: bash opens a connection to HOST.
+    pub(super) fn dev_net(&mut self, n: Node<'t>) {
+        let t = self.text(n);
+        let Some(i) = t.find("/dev/tcp/").or_else(|| t.find("/dev/udp/")) else {
+            return;
+        };
+        let mut parts = t[i + 9..].split('/');
+        let host = parts.next().filter(|h| !h.is_empty() && !h.contains('$'));
+        let port = parts.next().and_then(|p| {
+            p.trim_end_matches(|c: char| !c.is_ascii_digit())
+                .parse::<u16>()
+                .ok()
+        });
+        let at = self.base.unwrap_or(pos(n));
+        let host = host.map(str::to_owned);
+        self.network(None, host, port, Direction::Both, None, at, t);
+    }
+
     /// The effects of a network command; `false` when `c` is not one.
     pub(super) fn net_command(&mut self, c: &Cmd<'_, 't>) -> bool {
         let (inv, name, at, ev) = (c.inv, c.name, c.at, c.ev);

@@ -20,6 +20,17 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         let (vals, operands) = (&c.vals, &c.operands);
         match name {
             "kill" => {
+                if inv.wrappers.iter().any(|w| w == "xargs") {
+                    // `pgrep x | xargs kill`: the PIDs come from the pipeline, not the script.
+                    let target = "processes listed by the pipeline".to_owned();
+                    self.sink.effect(
+                        EffectKind::ProcessControl { target },
+                        EffectTarget::Unknown,
+                        at,
+                        ev,
+                    );
+                    return true;
+                }
                 let mut skip_next = false;
                 for w in &inv.args {
                     let v = w.val();

@@ -103,7 +103,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
     }
 
     /// What the command `cmd` prints when it prints only literals (`echo`, `printf`, `pwd`).
-    fn printed(&self, cmd: Node<'t>) -> Option<String> {
+    pub(super) fn printed(&self, cmd: Node<'t>) -> Option<String> {
         let inv = self.invocations(cmd).into_iter().next()?;
         let args: Vec<&str> = inv
             .args

@@ -259,6 +259,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             "function_definition" => self.function(n),
+            "for_statement" => self.loop_growth(n),
             "declaration_command" => {
                 // `export`, `export -p`, `declare -x`: the whole environment printed.
                 let t = self.text(n).trim();
@@ -281,6 +282,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             "word" | "raw_string" | "string_content" => {
                 if paths::is_dev_net(self.text(n)) {
                     self.push(finding(id::BASH_REVERSE_SHELL, self.text(n)), n);
+                    self.dev_net(n);
                 }
             }
             "heredoc_body" => return false,
