@@ -216,6 +216,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 out.extend(elems.iter().map(|e| lit(w.node, e)));
                 continue;
             }
+            if !self.may_resolve(w.node) {
+                out.push(w);
+                continue;
+            }
             match self.values(w.node).as_deref() {
                 Some([v]) if matches!(w.node.kind(), "string" | "raw_string") => {
                     out.push(lit(w.node, v));
@@ -225,6 +229,18 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             }
         }
         out
+    }
+
+    /// A cheap test before [`Bash::values`]: a word can only resolve when a variable is known or
+    /// a substitution runs a printer. Most dynamic words in build scripts are neither.
+    fn may_resolve(&self, n: Node<'t>) -> bool {
+        if !self.vars.is_empty() || !self.arrays.is_empty() {
+            return true;
+        }
+        let t = self.text(n);
+        ["echo", "printf", "pwd", "$HOME", "${HOME}", "$PWD"]
+            .iter()
+            .any(|k| t.contains(k))
     }
 
     /// The target of word `w` as a path, joined onto the tracked working directory.
