@@ -258,8 +258,8 @@ const PYTHON: ScriptLang = ScriptLang::Python;
 /// report while the effect keeps its own verdict.
 const CASES: &[Case] = &[
     // Bash: function arguments bound by literal calls.
-    case(BASH, "f() { rm -rf \"$1\"; }; f /", "file_delete", (1, 7), "/", DENY, DENY, "EFFECT-WRITE-OUTSIDE"),
-    case(BASH, "clean() { rm -rf \"$@\"; }\nclean /etc", "file_delete", (1, 11), "/etc", DENY, DENY, "EFFECT-WRITE-OUTSIDE"),
+    case(BASH, "f() { rm -rf \"$1\"; }; f /", "file_delete", (1, 7), "/", DENY, DENY, "BASH-RM-ROOT"),
+    case(BASH, "clean() { rm -rf \"$@\"; }\nclean /etc", "file_delete", (1, 11), "/etc", DENY, DENY, "BASH-RM-ROOT"),
     case(BASH, "f() { rm -rf \"$1\"; }\nf build", "file_delete", (1, 7), "/work/project/build", ALLOW, ALLOW, ""),
     // Globs stand for the well-known paths they match.
     case(BASH, "cat /e?c/passwd", "file_read", (1, 1), "/etc/passwd", REVIEW, REVIEW, "EFFECT-OUTSIDE-WORKSPACE"),
@@ -277,7 +277,7 @@ const CASES: &[Case] = &[
     case(BASH, "find . -name '*.pyc' -exec rm {} \\;", "file_delete", (1, 1), "/work/project", ALLOW, ALLOW, ""),
     // Deletes spelt around the obvious.
     case(BASH, "\\rm -rf /", "file_delete", (1, 1), "/", DENY, DENY, "BASH-RM-ROOT"),
-    case(BASH, "rm -rf $(echo /)", "file_delete", (1, 1), "/", DENY, DENY, "EFFECT-WRITE-OUTSIDE"),
+    case(BASH, "rm -rf $(echo /)", "file_delete", (1, 1), "/", DENY, DENY, "BASH-RM-ROOT"),
     case(BASH, "cd / && rm -rf *", "file_delete", (1, 9), "/usr", DENY, DENY, "EFFECT-WRITE-OUTSIDE"),
     case(BASH, "rm -rf ../..", "file_delete", (1, 1), "/", DENY, DENY, "EFFECT-WRITE-OUTSIDE"),
     // Code that runs later or through another program.

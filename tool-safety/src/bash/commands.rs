@@ -40,6 +40,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         if argv.is_empty() {
             return out;
         }
+        let argv = self.resolve_argv(argv);
         self.unwrap_into(cmd, argv, assigns, Vec::new(), &mut out, 0);
         out
     }
@@ -112,6 +113,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     "--replace",
                     "--max-lines",
                 ],
+                "parallel" => &["-j", "--jobs", "-S", "--sshlogin", "--delay", "-N"],
                 "timeout" => &["-s", "--signal", "-k", "--kill-after"],
                 "nice" => &["-n", "--adjustment"],
                 "ionice" => &["-c", "-n", "-p", "--class", "--classdata"],
@@ -492,7 +494,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             "awk" | "gawk" | "mawk" | "nawk" => {
                 // The program is the first operand, unless `-f FILE` gives it.
                 let from_file = vals.iter().any(|v| *v == "-f" || v.starts_with("--file"));
-                let operands = super::effects::operands_of(name, &inv.args);
+                let operands = super::files::operands_of(name, &inv.args);
                 if let Some(program) = operands.first().filter(|_| !from_file) {
                     if let Some(code) = program.lit.clone() {
                         self.awk_program(&code, ev, node);

@@ -136,6 +136,22 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             rules.push(id::BASH_REVERSE_SHELL);
         }
         rules.dedup();
+        if rules.is_empty() {
+            // `printf 'CMD' | bash`: the shell runs what the stage before it prints.
+            for (i, f) in flags.iter().enumerate().skip(1) {
+                if !f.has(Flags::SHELL_STDIN) {
+                    continue;
+                }
+                let prev = stages[i - 1];
+                match (prev.kind() == "command")
+                    .then(|| self.printed(prev))
+                    .flatten()
+                {
+                    Some(code) => self.nested(Interp::Shell, &code, n),
+                    None => self.dynamic(n, "shell running piped input"),
+                }
+            }
+        }
         for r in rules {
             self.push(finding(r, ev), n);
         }
@@ -184,6 +200,13 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 .collect::<Vec<_>>()
                 .join(" ");
             self.nested(Interp::Shell, &code, inv.node);
+            // Resolved text that was downloaded or decoded keeps its rule.
+            for a in &inv.args {
+                let f = self.subtree_flags(a.node);
+                if f.has(Flags::DOWNLOAD) || f.has(Flags::DECODE) {
+                    self.generated_code(a.node, ev, inv.node, id::BASH_EVAL);
+                }
+            }
         } else {
             self.dynamic(inv.node, "eval of built text");
             for a in &inv.args {
@@ -200,6 +223,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         if a.node.kind() == "process_substitution" || a.approx.contains("$(") {
             self.generated_code(a.node, ev, node, id::BASH_INDIRECT_EXEC);
+            self.dynamic(node, "sources generated code");
         }
     }
 
@@ -225,7 +249,9 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 Some(text) => {
                     if kind == Interp::Other {
                         let name = inv.name.as_deref().unwrap_or("interpreter");
-                        self.foreign_code(inv, name, Some(text));
+                        if !(name == "perl" && trivial_perl(text)) {
+                            self.foreign_code(inv, name, Some(text));
+                        }
                         // Inline perl/ruby/node code is not parsed; shelling out from it needs a human.
                         if [
                             "system",
@@ -387,6 +413,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         } else {
             self.vars.remove("@");
         }
+        let saved_at = self.arrays.insert("@".to_owned(), args.clone());
         self.vars.insert("*".to_owned(), vec![args.join(" ")]);
         self.vars
             .insert("#".to_owned(), vec![args.len().to_string()]);
@@ -394,6 +421,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         self.inlined += 1;
         self.visit(body);
         self.inlining -= 1;
+        match saved_at {
+            Some(v) => self.arrays.insert("@".to_owned(), v),
+            None => self.arrays.remove("@"),
+        };
         for (n, v) in saved {
             match v {
                 Some(v) => self.vars.insert(n, v),

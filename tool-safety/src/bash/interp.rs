@@ -79,7 +79,14 @@ pub(super) fn interp_use<'w, 't>(kind: Interp, args: &'w [Word<'t>]) -> InterpUs
             };
         }
         if v.starts_with('-') || v.starts_with('+') {
+            // `perl -pe`, `-ne`, `-lne`: options bundled with the code flag.
+            let bundled_e = kind == Interp::Other
+                && !v.starts_with("--")
+                && v.len() > 2
+                && v.ends_with('e')
+                && v[1..].chars().all(|c| c.is_ascii_alphabetic());
             if code_flags.contains(&v)
+                || bundled_e
                 || (kind != Interp::Other
                     && !v.starts_with("--")
                     && v.starts_with('-')
@@ -103,4 +110,47 @@ pub(super) fn interp_use<'w, 't>(kind: Interp, args: &'w [Word<'t>]) -> InterpUs
         stdin: !want_code,
         code_missing: want_code,
     }
+}
+
+/// `true` for perl code that only substitutes or transliterates text (`s/a/b/g; tr/a-z/A-Z/`):
+/// no flag that evaluates the replacement (`e`), nothing else that could run or open anything.
+pub(super) fn trivial_perl(code: &str) -> bool {
+    code.split(';').all(|part| {
+        let p = part.trim();
+        if p.is_empty() {
+            return true;
+        }
+        // Code run from inside a pattern or an interpolation.
+        if ["(?{", "(??{", "@{[", "${\\"].iter().any(|k| p.contains(k)) {
+            return false;
+        }
+        let (rest, parts) = if let Some(r) = p.strip_prefix("tr") {
+            (r, 3)
+        } else if let Some(r) = p.strip_prefix('s').or_else(|| p.strip_prefix('y')) {
+            (r, 3)
+        } else {
+            return false;
+        };
+        let mut chars = rest.chars();
+        let Some(d) = chars
+            .next()
+            .filter(|d| d.is_ascii_punctuation() && !"({[<#$@%&;".contains(*d))
+        else {
+            return false;
+        };
+        let (mut seen, mut escaped) = (1, false);
+        let mut flags = String::new();
+        for c in chars {
+            if seen == parts {
+                flags.push(c);
+            } else if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == d {
+                seen += 1;
+            }
+        }
+        seen == parts && flags.chars().all(|f| "gimsxrcdu".contains(f))
+    })
 }

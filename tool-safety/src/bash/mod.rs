@@ -10,12 +10,18 @@
 // blur which name an arm is about.
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
+mod archives;
 mod awk;
 mod commands;
 mod effects;
 mod exec;
+mod files;
 mod interp;
+mod loops;
+mod net;
 mod parse;
+mod procs;
+mod resolve;
 mod system;
 mod text;
 mod walk;

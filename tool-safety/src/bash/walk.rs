@@ -37,6 +37,10 @@ pub(crate) fn scan(
         too_deep: false,
         inv_cache: HashMap::new(),
         vars: HashMap::new(),
+        arrays: HashMap::new(),
+        aliases: HashMap::new(),
+        written: Vec::new(),
+        substituting: std::cell::Cell::new(0),
         cwd: Some(String::new()),
         own_pids: Vec::new(),
         functions: HashMap::new(),
@@ -148,6 +152,14 @@ pub(super) struct Bash<'a, 's, 't> {
     pub(super) inv_cache: HashMap<usize, Vec<Inv<'t>>>,
     /// Values of the variables assigned so far (constant propagation).
     pub(super) vars: HashMap<String, Vec<String>>,
+    /// Elements of the arrays assigned literal values (`a=(chmod 777)`, `$@` of an inlined call).
+    pub(super) arrays: HashMap<String, Vec<String>>,
+    /// Aliases defined so far (`alias c=chmod`), by name.
+    pub(super) aliases: HashMap<String, String>,
+    /// Files the script wrote so far: running one of them runs code the scan did not see.
+    pub(super) written: Vec<String>,
+    /// Command substitutions being resolved inside one another (a stack guard).
+    pub(super) substituting: std::cell::Cell<usize>,
     /// Working directory after the `cd`s so far: `""` is where the script starts, `None` unknown.
     pub(super) cwd: Option<String>,
     /// Variables holding the PID of a job the script started (`PID=$!`).
@@ -247,6 +259,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 }
             }
             "function_definition" => self.function(n),
+            "for_statement" => self.loop_growth(n),
             "declaration_command" => {
                 // `export`, `export -p`, `declare -x`: the whole environment printed.
                 let t = self.text(n).trim();
@@ -269,6 +282,7 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             "word" | "raw_string" | "string_content" => {
                 if paths::is_dev_net(self.text(n)) {
                     self.push(finding(id::BASH_REVERSE_SHELL, self.text(n)), n);
+                    self.dev_net(n);
                 }
             }
             "heredoc_body" => return false,

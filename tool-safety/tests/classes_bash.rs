@@ -1,0 +1,137 @@
+//! Per-class corpora of bash the scanner must see through (obfuscated effects, network, process
+//! control, host information, allocation, nested interpreters) and a benign corpus of developer
+//! tooling that must stay allowed. Each test prints its class's figure.
+
+use std::path::{Path, PathBuf};
+
+use tool_safety::{
+    EffectKind, SafetyDecision, SafetyPolicy, SafetyReport, SafetyScanRequest, Scanner, ScriptLang,
+};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/classes/bash")
+}
+
+/// The snippets of `file`, separated by `###` lines, without their comment lines.
+fn snippets(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir().join(file)).expect("corpus file");
+    text.split("\n###")
+        .map(|s| {
+            s.lines()
+                .filter(|l| !l.trim_start().starts_with("# "))
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim()
+                .to_owned()
+        })
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn scan(src: &str, open_world: bool) -> SafetyReport {
+    let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
+    let req = SafetyScanRequest::new("classes", ScriptLang::Bash, src).with_open_world(open_world);
+    scanner.scan(&req)
+}
+
+/// Scan every snippet of `file` as an open-world call; fail listing those `ok` rejects.
+fn class(file: &str, min: usize, ok: impl Fn(&SafetyReport) -> bool) {
+    class_in(file, min, true, ok);
+}
+
+/// [`class`] for a call not declared `open_world` (the conservative default of `scan`).
+fn class_closed(file: &str, min: usize, ok: impl Fn(&SafetyReport) -> bool) {
+    class_in(file, min, false, ok);
+}
+
+fn class_in(file: &str, min: usize, open_world: bool, ok: impl Fn(&SafetyReport) -> bool) {
+    let all = snippets(file);
+    assert!(all.len() >= min, "{file}: corpus too small: {}", all.len());
+    let missed: Vec<String> = all
+        .iter()
+        .filter_map(|s| {
+            let r = scan(s, open_world);
+            (!ok(&r)).then(|| format!("{s:?} -> {} {:?}", r.decision, r.rule_ids()))
+        })
+        .collect();
+    println!(
+        "{file}: {}/{} as expected",
+        all.len() - missed.len(),
+        all.len()
+    );
+    assert!(
+        missed.is_empty(),
+        "{file}: {} / {} not as expected:\n{}",
+        missed.len(),
+        all.len(),
+        missed.join("\n")
+    );
+}
+
+fn has(r: &SafetyReport, prefix: &str) -> bool {
+    r.rule_ids().iter().any(|id| id.starts_with(prefix))
+}
+
+/// A DYNAMIC-EXEC finding, or a dynamic-execution effect a stricter built-in rule spoke for.
+fn dynamic(r: &SafetyReport) -> bool {
+    has(r, "DYNAMIC-EXEC")
+        || r.effects
+            .iter()
+            .any(|e| matches!(e.kind, EffectKind::DynamicExec { .. }))
+}
+
+#[test]
+fn obfuscated_chmod_is_denied_or_flagged_dynamic() {
+    class("obfuscated_chmod.sh", 20, |r| {
+        r.decision == SafetyDecision::Deny || dynamic(r)
+    });
+}
+
+#[test]
+fn network_is_reviewed_with_its_host() {
+    class_closed("network.sh", 8, |r| {
+        let host = r
+            .effects
+            .iter()
+            .any(|e| matches!(&e.kind, EffectKind::Network { host: Some(h), .. } if !h.is_empty()));
+        r.decision != SafetyDecision::Allow && host
+    });
+}
+
+#[test]
+fn process_kill_is_not_allowed() {
+    class("process_kill.sh", 8, |r| {
+        r.decision != SafetyDecision::Allow && has(r, "EFFECT-KILL")
+    });
+}
+
+#[test]
+fn host_info_is_reviewed() {
+    class("host_info.sh", 8, |r| {
+        r.decision != SafetyDecision::Allow && has(r, "HOST-INFO")
+    });
+}
+
+#[test]
+fn allocation_is_reviewed_with_its_size() {
+    class("allocation.sh", 6, |r| {
+        r.decision != SafetyDecision::Allow
+            && r.findings
+                .iter()
+                .any(|f| f.rule_id == "ALLOC-LARGE" && f.metadata.contains_key("size"))
+    });
+}
+
+#[test]
+fn nested_interpreters_are_not_allowed() {
+    class("nested_interpreters.sh", 8, |r| {
+        r.decision != SafetyDecision::Allow
+    });
+}
+
+#[test]
+fn benign_tooling_stays_allowed() {
+    class("benign.sh", 25, |r| r.decision == SafetyDecision::Allow);
+    // Not declared open_world: the same scripts, none of which touches the network.
+    class_closed("benign.sh", 25, |r| r.decision == SafetyDecision::Allow);
+}
