@@ -172,6 +172,31 @@ async fn a_denial_carries_the_reason_and_the_handler_never_runs() {
 }
 
 #[tokio::test]
+async fn a_pending_answer_stops_the_call_unrun_as_input_required() {
+    let approver = ScriptedApprover::new([ApprovalDecision::Pending]);
+    let (exec, ws, runs) = setup(Some(approver));
+    let s = exec.new_session();
+    let r = exec
+        .execute(
+            &s,
+            call("write_file", json!({"path": "b.txt", "content": "x"})),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.code, r.approval),
+        (
+            CallStatus::Refused,
+            Some(ReasonCode::InputRequired),
+            ApprovalStatus::Pending
+        )
+    );
+    assert_eq!(runs.count(), 0);
+    assert!(!ws.path().join("b.txt").exists());
+    assert!(!s.has_grant("write_file"));
+}
+
+#[tokio::test]
 async fn the_approver_sees_the_final_normalized_arguments() {
     let approver = ScriptedApprover::new([ApprovalDecision::Approve]);
     let (exec, ws, _runs) = setup(Some(approver.clone()));

@@ -25,10 +25,14 @@ pub(super) fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestPara
             json!({"type": "boolean", "title": "Also allow later calls of this tool in this session", "default": false}),
         );
     }
+    let effects = req
+        .effects_line()
+        .map(|e| format!("\nWhat it will do: {e}."))
+        .unwrap_or_default();
     let params = json!({
         "mode": "form",
         "message": format!(
-            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.)\n{}",
+            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.){effects}\n{}",
             req.risk, req.tool, reason_text(&req.reason), args
         ),
         "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
@@ -120,6 +124,7 @@ mod tests {
             },
             session_grant_allowed: session,
             round: 0,
+            effects: Vec::new(),
         }
     }
 

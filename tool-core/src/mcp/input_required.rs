@@ -194,8 +194,10 @@ impl ApprovalStates {
         })
     }
 
-    /// The state for a call of `tool` with `client_args` by `caller` that got this far. `Err`
+    /// The state for a call of `tool` with `client_args` by `caller` that got this far (tests;
+    /// the server goes through [`super::stateless::Continuation`]). `Err`
     /// when the caller has its quota of outstanding rounds (the JSON-RPC error to answer with).
+    #[cfg(test)]
     pub(super) fn issue(
         &self,
         tool: &str,
@@ -251,7 +253,9 @@ impl ApprovalStates {
         Ok(sealed.map_err(|e| e.to_string()))
     }
 
-    /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up.
+    /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up
+    /// (tests; the server goes through [`super::stateless::Continuation`]).
+    #[cfg(test)]
     pub(super) fn redeem(
         &self,
         state: &str,
@@ -464,8 +468,8 @@ impl Approver for GrantedApprover {
 }
 
 /// The first round's approver: records the question to ask it through an input-required result,
-/// and denies the call meanwhile (it does not run in this round). Without form elicitation in
-/// the request's capabilities it denies, as any approval nobody can give.
+/// and answers [`ApprovalDecision::Pending`] (the call does not run in this round). Without form
+/// elicitation in the request's capabilities it denies, as any approval nobody can give.
 pub(super) struct AskingApprover {
     can_ask: bool,
     asked: Mutex<Option<ApprovalRequest>>,
@@ -494,9 +498,7 @@ impl Approver for AskingApprover {
                 };
             }
             *self.asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.clone());
-            ApprovalDecision::Deny {
-                reason: "approval is asked of the client through an input-required result".into(),
-            }
+            ApprovalDecision::Pending
         })
     }
 }
@@ -562,6 +564,7 @@ mod tests {
             },
             session_grant_allowed: true,
             round: 0,
+            effects: Vec::new(),
         }
     }
 

@@ -61,6 +61,6 @@ pub use executor_backend::ExecutorBackend;
 pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
 pub use outcome::REASON_CODE_KEY;
 pub use quota::ClientQuotas;
-pub use server::McpServer;
-pub use transport::{serve_http, serve_http_on, serve_stdio, ServeError};
+pub use server::{McpServer, ServeError};
+pub use transport::{serve_http, serve_http_on, serve_stdio};
 pub use transport::{serve_http_server, serve_http_server_on, serve_stdio_server};

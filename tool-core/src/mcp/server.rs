@@ -29,10 +29,27 @@ use super::tasks::{TaskStore, TaskSupport, TaskTools};
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
 use super::outcome::{result_of, REASON_CODE_KEY};
 use super::progress::progress_forwarder;
-use super::transport::ServeError;
 use crate::approval::Approver;
 use crate::input::InputHandler;
 use crate::reason::ReasonCode;
+
+/// Why serving stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The MCP handshake failed.
+    #[error("mcp handshake failed: {0}")]
+    Handshake(String),
+    /// Binding or serving the socket failed.
+    #[error("mcp transport: {0}")]
+    Io(#[from] std::io::Error),
+    /// The service task ended abnormally.
+    #[error("mcp service task failed: {0}")]
+    Task(String),
+    /// What is served is not valid (a tool's `x-mcp-header` declarations); nothing was served.
+    #[error("mcp server not started: {0}")]
+    Invalid(String),
+}
 
 /// An MCP server over a backend. Cheap to clone: one per HTTP session (2025-11-25) or per
 /// request (2026-07-28, stateless).

@@ -11,14 +11,13 @@ use tokio::sync::oneshot;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use super::input::{known_answers, StatelessInput};
-use super::input_required::{tool_questions, Progress, MAX_INPUT_ROUNDS};
 use super::quota::caller_of;
 use super::tasks::{AskingFirstInput, NoApprovalInTask};
 
-use super::outcome::{
-    invalid_params, missing_capability, result_of, too_many_rounds, REASON_CODE_KEY,
-};
+use super::input_required::TOOLS_CALL;
+use super::outcome::{invalid_params, result_of, REASON_CODE_KEY};
 use super::server::McpServer;
+use super::stateless::{tool_response, Continuation, Next};
 use crate::reason::ReasonCode;
 
 impl<B: McpBackend> McpServer<B> {
@@ -63,14 +62,14 @@ impl<B: McpBackend> McpServer<B> {
                 "this server cannot sign a requestState (no signing key)".into(),
             ));
         };
-        let prior = match request.request_state.as_deref() {
-            Some(state) => Some(
-                states
-                    .redeem(state, &name, &args, &caller)
-                    .map_err(|r| invalid_params(r.code, r.message))?,
-            ),
-            None => None,
+        let rounds = Continuation {
+            states: Some(states),
+            method: TOOLS_CALL,
+            name: &name,
+            args: &args,
+            caller: &caller,
         };
+        let prior = rounds.redeem(request.request_state.as_deref())?;
         let caps = context.client_capabilities();
         let before = Arc::new(StatelessInput::new(
             caps.clone(),
@@ -106,30 +105,12 @@ impl<B: McpBackend> McpServer<B> {
         }
         self.task_store.remove(&started.id);
         started.cancel.cancel();
-        if let Some(why) = round.invalid {
-            return Err(invalid_params(ReasonCode::InputInvalid, why));
-        }
-        if let Some(kind) = round.missing {
-            return Err(missing_capability(kind));
-        }
-        let next_round = prior.as_ref().map_or(0, |p| p.round).saturating_add(1);
-        if next_round > MAX_INPUT_ROUNDS {
-            return Ok(too_many_rounds().into());
-        }
-        let next = Progress::after_round(next_round, None, round.used, &round.pending);
-        Ok(states
-            .issue(&name, &args, &caller, &next)?
-            .and_then(|state| tool_questions(&round.pending, state))
-            .map_or_else(
-                |e| {
-                    result_of(McpCallOutcome::failed(
-                        ReasonCode::InputLimitExceeded,
-                        format!("the tool's questions could not be asked: {e}"),
-                    ))
-                    .into()
-                },
-                Into::into,
-            ))
+        // Invalid or unanswerable questions are errors; pending ones are asked.
+        let next = rounds
+            .questions(prior.as_ref(), None, round)?
+            .unwrap_or_else(|| Next::Unaskable("no question is pending".into()));
+        let why = |e| format!("the tool's questions could not be asked: {e}");
+        Ok(tool_response(next, ReasonCode::InputLimitExceeded, why))
     }
 }
 

@@ -12,25 +12,7 @@ use super::backend::McpBackend;
 use super::http_guard::{check_body, MAX_BODY_BYTES};
 use super::stdio_guard::guarded;
 
-use super::server::McpServer;
-
-/// Why serving stopped with an error.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ServeError {
-    /// The MCP handshake failed.
-    #[error("mcp handshake failed: {0}")]
-    Handshake(String),
-    /// Binding or serving the socket failed.
-    #[error("mcp transport: {0}")]
-    Io(#[from] std::io::Error),
-    /// The service task ended abnormally.
-    #[error("mcp service task failed: {0}")]
-    Task(String),
-    /// What is served is not valid (a tool's `x-mcp-header` declarations); nothing was served.
-    #[error("mcp server not started: {0}")]
-    Invalid(String),
-}
+use super::server::{McpServer, ServeError};
 
 /// Serve `backend` over stdin/stdout until the client closes the connection. Each incoming line
 /// is checked first: malformed JSON, duplicate keys and non-object `arguments` are answered with

@@ -9,7 +9,8 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::{ResourceError, Resources};
+use super::error::ResourceError;
+use super::set::Resources;
 use crate::reason::ReasonCode;
 
 /// The resources one 2025-11-25 session subscribed to, and the task that forwards their

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rmcp::model::ResourceTemplate as McpTemplate;
 
+use super::error::ResourceError;
 use super::uri::{check_uri, percent_decode};
-use super::ResourceError;
 use crate::content::ResourceBody;
 use crate::mcp::completion::Completer;
 

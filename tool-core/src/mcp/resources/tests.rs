@@ -2,6 +2,8 @@
 
 use super::uri::percent_encode_path;
 use super::*;
+use crate::content::ResourceBody;
+use crate::mcp::completion::Completer;
 
 fn echo(m: &TemplateMatch<'_>) -> Result<ResourceBody, ResourceError> {
     Ok(ResourceBody::Text(format!("{:?}", m.vars)))

@@ -2,7 +2,10 @@
 
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use super::{ResourceError, MAX_URI_LEN};
+use super::error::ResourceError;
+
+/// The longest URI accepted, in a registration or a request.
+pub const MAX_URI_LEN: usize = 2048;
 
 /// A URI cut to [`MAX_URI_LEN`] bytes (at a character boundary), for error messages.
 pub(super) fn shown(uri: &str) -> String {

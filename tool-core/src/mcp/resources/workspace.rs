@@ -4,9 +4,9 @@ use std::path::Path;
 
 use rmcp::model::Resource as McpResource;
 
+use super::error::ResourceError;
 use super::mime::{is_text_mime, mime_of};
 use super::uri::{percent_decode, percent_encode_path, shown};
-use super::ResourceError;
 use crate::content::{EmbeddedResource, ResourceBody};
 use crate::guard::path::PathGuard;
 use crate::guard::workspace::{FileKind, WorkspaceFsError};
