@@ -168,6 +168,28 @@ mod tests {
     }
 
     #[test]
+    fn the_question_says_what_the_script_will_do() {
+        let mut r = req(false);
+        let plain = serde_json::to_value(approval_params(&r).expect("form")).expect("json");
+        assert!(!plain["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("What it will do"));
+        r.effects = vec![
+            "fetches https://example.com/x.html".into(),
+            "kills processes named sshd".into(),
+        ];
+        let v = serde_json::to_value(approval_params(&r).expect("form")).expect("json");
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(
+                "What it will do: fetches https://example.com/x.html; kills processes named sshd."
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn approval_form_is_a_valid_elicitation() {
         assert!(approval_params(&req(true)).is_ok());
         assert!(approval_params(&req(false)).is_ok());
