@@ -31,7 +31,6 @@ pub use template::{ResourceTemplate, TemplateMatch};
 pub use uri::{check_uri, MAX_URI_LEN};
 pub use workspace::WorkspaceResources;
 
-pub(crate) use set::to_contents;
 pub(crate) use subscribe::Subscriptions;
 
 #[cfg(test)]

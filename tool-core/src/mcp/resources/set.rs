@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use rmcp::model::{Resource as McpResource, ResourceContents, ResourceTemplate as McpTemplate};
+use rmcp::model::{Resource as McpResource, ResourceTemplate as McpTemplate};
 use rmcp::ErrorData;
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -12,7 +12,7 @@ use super::error::{ResourceError, REASON_KEY};
 use super::template::{ResourceTemplate, TemplateMatch};
 use super::uri::{check_uri, shown};
 use super::workspace::WorkspaceResources;
-use crate::content::{base64_encode, EmbeddedResource, ResourceBody};
+use crate::content::{EmbeddedResource, ResourceBody};
 use crate::mcp::completion::Completer;
 use crate::reason::ReasonCode;
 
@@ -295,23 +295,5 @@ impl Resources {
     pub fn notify_updated(&self, uri: impl Into<String>) {
         // No receiver (no subscribed session) is not an error.
         let _ = self.updates.send(uri.into());
-    }
-}
-
-/// The `resources/read` contents of one read.
-pub(crate) fn to_contents(r: &EmbeddedResource) -> ResourceContents {
-    match &r.body {
-        ResourceBody::Text(text) => ResourceContents::TextResourceContents {
-            uri: r.uri.clone(),
-            mime_type: r.mime_type.clone(),
-            text: text.clone(),
-            meta: None,
-        },
-        ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
-            uri: r.uri.clone(),
-            mime_type: r.mime_type.clone(),
-            blob: base64_encode(bytes),
-            meta: None,
-        },
     }
 }
