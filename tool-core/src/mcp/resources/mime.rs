@@ -1,4 +1,9 @@
 //! MIME types by file extension, and which of them are text.
+//!
+//! A short table rather than `mime_guess`: it names only the kinds a workspace resource is
+//! expected to be, and an unknown extension stays without a type (read as text when it is
+//! UTF-8), where `mime_guess`'s ~1,000-entry table would type files this server has no reason
+//! to label (and change what `resources/list` reports).
 
 use std::path::Path;
 

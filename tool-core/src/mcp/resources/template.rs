@@ -1,4 +1,9 @@
 //! Resource templates: RFC 6570 level-1 URI templates, parsed and matched.
+//!
+//! Written here rather than taken from a library: a server needs the reverse of expansion
+//! (matching a requested URI and extracting the variables, with the checks on their values),
+//! which RFC 6570 crates such as `iri-string` do not offer; the parser is the ~40 lines of
+//! level 1 that matching supports. Percent-decoding is the `percent-encoding` crate's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
