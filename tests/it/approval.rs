@@ -9,7 +9,8 @@ use std::sync::Arc;
 use exec_support::{call, file_tools, registry, Runs, ScriptedApprover};
 use serde_json::json;
 use tool_core::approval::{ApprovalDecision, ApprovalReason, ApprovalStatus, Approver};
-use tool_core::CallOptions;
+
+use tool_core::{CallOptions, CallResult, Session};
 use tool_core::{CallStatus, Executor, ExecutorConfig, ReasonCode, Risk};
 
 fn setup(approver: Option<Arc<dyn Approver>>) -> (Executor, tempfile::TempDir, Runs) {
@@ -22,6 +23,16 @@ fn setup(approver: Option<Arc<dyn Approver>>) -> (Executor, tempfile::TempDir, R
     }
     let exec = Executor::new(registry(file_tools(&runs)), config).expect("executor");
     (exec, ws, runs)
+}
+
+/// `write_file` of `b.txt` (a mutation: it asks).
+async fn write_b(exec: &Executor, s: &Session) -> CallResult {
+    exec.execute(
+        s,
+        call("write_file", json!({"path": "b.txt", "content": "x"})),
+        CallOptions::default(),
+    )
+    .await
 }
 
 #[tokio::test]
@@ -39,13 +50,7 @@ async fn without_an_approver_only_read_only_tools_run() {
         (r.status, r.approval),
         (CallStatus::Ok, ApprovalStatus::NotRequired)
     );
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(
         (r.code, r.approval),
         (Some(ReasonCode::ApprovalDenied), ApprovalStatus::NoApprover)
@@ -152,13 +157,7 @@ async fn a_denial_carries_the_reason_and_the_handler_never_runs() {
     }]);
     let (exec, _ws, runs) = setup(Some(approver));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(
         (r.status, r.code),
         (CallStatus::Refused, Some(ReasonCode::ApprovalDenied))
@@ -169,6 +168,25 @@ async fn a_denial_carries_the_reason_and_the_handler_never_runs() {
         .unwrap_or_default()
         .contains("not today"));
     assert_eq!(runs.count(), 0);
+}
+
+#[tokio::test]
+async fn a_pending_answer_stops_the_call_unrun_as_input_required() {
+    let approver = ScriptedApprover::new([ApprovalDecision::Pending]);
+    let (exec, ws, runs) = setup(Some(approver));
+    let s = exec.new_session();
+    let r = write_b(&exec, &s).await;
+    assert_eq!(
+        (r.status, r.code, r.approval),
+        (
+            CallStatus::Refused,
+            Some(ReasonCode::InputRequired),
+            ApprovalStatus::Pending
+        )
+    );
+    assert_eq!(runs.count(), 0);
+    assert!(!ws.path().join("b.txt").exists());
+    assert!(!s.has_grant("write_file"));
 }
 
 #[tokio::test]
@@ -200,13 +218,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
     }]);
     let (exec, ws, runs) = setup(Some(approver));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(r.code, Some(ReasonCode::InvalidArguments));
 
     // Edit to a path outside: refused by the guard.
@@ -218,13 +230,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
     ]);
     let (exec, ws2, _) = setup(Some(approver));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(r.code, Some(ReasonCode::PathOutsideWorkspace));
     assert!(!ws2
         .path()
@@ -242,13 +248,7 @@ async fn edited_arguments_are_validated_guarded_and_asked_about_again() {
     ]);
     let (exec, ws3, _) = setup(Some(approver.clone()));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
         std::fs::read_to_string(ws3.path().join("c.txt")).expect("c"),
@@ -268,13 +268,7 @@ async fn endless_edits_are_refused() {
     });
     let (exec, _ws, runs) = setup(Some(approver.clone()));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(
         (r.code, r.approval),
         (Some(ReasonCode::ApprovalDenied), ApprovalStatus::EditLimit)
@@ -300,13 +294,7 @@ async fn a_closure_is_an_approver() {
     });
     let (exec, ws, runs) = setup(Some(Arc::new(approver)));
     let s = exec.new_session();
-    let r = exec
-        .execute(
-            &s,
-            call("write_file", json!({"path": "b.txt", "content": "x"})),
-            CallOptions::default(),
-        )
-        .await;
+    let r = write_b(&exec, &s).await;
     assert_eq!(
         (r.status, r.approval),
         (CallStatus::Ok, ApprovalStatus::Approved)

@@ -320,3 +320,35 @@ async fn scans_are_judged_against_the_executor_workspace_and_audited_with_their_
     let safety = events[1].safety.as_ref().expect("scan fields");
     assert_eq!(safety.gate.decision, GateDecision::Allow, "{r:?}");
 }
+
+#[tokio::test]
+async fn the_approver_sees_what_the_script_will_do_in_words_with_its_secrets_masked() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let approver = ScriptedApprover::new([ApprovalDecision::Deny {
+        reason: "not now".into(),
+    }]);
+    let audit = Arc::new(MemoryAuditSink::new());
+    let exec = executor(ws.path(), SafetyPolicy::default(), approver.clone(), audit);
+    let session = exec.new_session();
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+    let script =
+        format!("curl -s https://example.com/x.html?token={token} -o x.html\npkill sshd\n");
+    let r = exec
+        .execute(
+            &session,
+            call("run_bash", json!({ "command": script })),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(r.code, Some(ReasonCode::ApprovalDenied), "{r:?}");
+    let seen = approver.seen();
+    assert_eq!(seen.len(), 1, "{r:?}");
+    let effects = seen[0].effects_line().expect("the effects are listed");
+    assert!(
+        effects.contains("fetches https://example.com/x.html"),
+        "{effects}"
+    );
+    assert!(effects.contains("kills processes named sshd"), "{effects}");
+    assert!(!effects.contains(token), "the token is masked: {effects}");
+    assert!(!ws.path().join("x.html").exists());
+}

@@ -3,7 +3,9 @@
 //! `safe` and `read_only` tools need no approval. `mutation` asks, and the answer may cover the
 //! rest of the session. `destructive` and `dangerous` ask every time; a session grant is treated
 //! as a one-time approval. A safety review asks whatever the risk and is never granted for the
-//! session. No approver configured means deny.
+//! session. No approver configured means deny. An approver that puts the question to someone who
+//! answers later (an MCP client, through an input-required result) answers
+//! [`ApprovalDecision::Pending`]: the call does not run now, and is retried with the answer.
 
 use std::fmt;
 
@@ -64,6 +66,18 @@ pub struct ApprovalRequest {
     pub session_grant_allowed: bool,
     /// 0 for the first question, then one more per edit of the arguments.
     pub round: u32,
+    /// What the call's scripts will do, as the safety scan judged it: the effects and
+    /// dynamic-execution findings that need a look, in words (`fetches https://host/x.html`,
+    /// `kills processes named sshd`, `writes /root/.bashrc`), redacted, at most a few then
+    /// `+N more`. Empty when nothing was scanned or nothing needs a look.
+    pub effects: Vec<String>,
+}
+
+impl ApprovalRequest {
+    /// [`effects`](Self::effects) on one line, `; `-separated; `None` when there are none.
+    pub fn effects_line(&self) -> Option<String> {
+        (!self.effects.is_empty()).then(|| self.effects.join("; "))
+    }
 }
 
 /// An approver's answer.
@@ -86,6 +100,11 @@ pub enum ApprovalDecision {
         /// The replacement arguments (a JSON object).
         args: Value,
     },
+    /// Not decided yet: the approver has put this request's question to someone who answers
+    /// later (an MCP client, through an input-required result). The call does not run now: it
+    /// stops with [`ReasonCode::InputRequired`](crate::reason::ReasonCode::InputRequired) and
+    /// approval status `pending`, and whoever retries it brings the answer.
+    Pending,
 }
 
 /// Decides whether a call that needs approval may run (a terminal prompt, a UI, a policy).
@@ -191,6 +210,8 @@ pub enum ApprovalStatus {
     NoApprover,
     /// The approver kept editing the arguments past the limit.
     EditLimit,
+    /// The approver put the question to someone who answers later; the call did not run.
+    Pending,
 }
 
 impl ApprovalStatus {
@@ -205,6 +226,7 @@ impl ApprovalStatus {
             ApprovalStatus::Denied => "denied",
             ApprovalStatus::NoApprover => "no_approver",
             ApprovalStatus::EditLimit => "edit_limit",
+            ApprovalStatus::Pending => "pending",
         }
     }
 }

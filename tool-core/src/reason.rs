@@ -58,8 +58,10 @@ pub enum ReasonCode {
     /// The tool asked for input (a form, a model's message, the roots) that nobody can give:
     /// no input handler (the command line), or a client that did not declare the capability.
     InputUnavailable,
-    /// The tool asked for input that travels to the client in an MCP input-required result;
-    /// the call runs again with the answer (a round of a multi-round call, not an end).
+    /// The tool asked for input, or its approval is pending (the approver answered
+    /// [`ApprovalDecision::Pending`](crate::approval::ApprovalDecision::Pending)): the question
+    /// travels to the client in an MCP input-required result, and the call runs again with the
+    /// answer (a round of a multi-round call, not an end).
     InputRequired,
     /// An answer to the tool's question does not fit it: the wrong shape, too large, or an
     /// accepted form whose content does not match the form's schema.

@@ -212,6 +212,7 @@ mod tests {
                     policy_version: planted.clone(),
                     effects: vec![effect],
                     effects_dropped: 0,
+                    described_effects: Vec::new(),
                 },
                 blocked: true,
                 approval: ApprovalStatus::Denied,

@@ -548,9 +548,14 @@ fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
         ""
     };
     let mut err = io::stderr().lock();
+    let effects = request
+        .effects_line()
+        .map(|e| format!("\n  it will: {e}"))
+        .unwrap_or_default();
     let _ = write!(
         err,
-        "approve `{}` ({})?\n  arguments: {}\n[y] yes once{session_choice}, anything else denies: ",
+        "approve `{}` ({})?{effects}\n  arguments: {}\n[y] yes once{session_choice}, anything else \
+         denies: ",
         request.tool, request.reason, request.args
     );
     let _ = err.flush();

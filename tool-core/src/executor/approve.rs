@@ -2,7 +2,9 @@
 //! the session; destructive and dangerous ask every time), and whenever the script gate asks
 //! for review. No approver is a denial. An approver may edit the arguments: the edited call goes
 //! down the checks again (see [`pipeline`](super::pipeline)), at most
-//! [`max_edit_rounds`](super::ExecutorConfig::max_edit_rounds) times.
+//! [`max_edit_rounds`](super::ExecutorConfig::max_edit_rounds) times. An approver that answers
+//! [`Pending`](crate::approval::ApprovalDecision::Pending) stops the call (`input_required`)
+//! without running it.
 
 use std::panic::AssertUnwindSafe;
 
@@ -82,6 +84,11 @@ pub(super) async fn decide(
         },
         session_grant_allowed: grant_allowed,
         round,
+        effects: rec
+            .safety
+            .as_ref()
+            .map(|audit| audit.described_effects.clone())
+            .unwrap_or_default(),
     };
     let decision = AssertUnwindSafe(approver.decide(&request))
         .catch_unwind()
@@ -108,6 +115,15 @@ pub(super) async fn decide(
             refuse(
                 ReasonCode::ApprovalDenied,
                 format!("approval denied: {reason}"),
+            )
+        }
+        ApprovalDecision::Pending => {
+            rec.approval = ApprovalStatus::Pending;
+            refuse(
+                ReasonCode::InputRequired,
+                "approval is pending: the question was put to the client, and the call runs \
+                 when it is retried with the answer"
+                    .to_owned(),
             )
         }
         ApprovalDecision::Edit { args: edited } => {

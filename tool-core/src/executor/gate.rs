@@ -98,6 +98,12 @@ pub struct GateAudit {
     pub effects: Vec<GateEffect>,
     /// Effects the scan found beyond those listed.
     pub effects_dropped: usize,
+    /// The judged effects and dynamic-execution findings in words, for the approver
+    /// (`fetches https://host/x.html`, `kills processes named sshd`): short, redacted, at most a
+    /// few. Shown in the [`ApprovalRequest`](crate::approval::ApprovalRequest); not written to
+    /// the audit log, which records [`effects`](Self::effects).
+    #[serde(skip)]
+    pub described_effects: Vec<String>,
 }
 
 /// Most effects one audit event lists.

@@ -134,11 +134,7 @@ fn without_the_safety_feature_script_tools_are_refused_at_start_up() {
 #[cfg(feature = "safety")]
 #[tokio::test]
 async fn with_the_safety_feature_the_scanner_is_the_default_gate() {
-    // Not under /tmp: the scanner treats the temp areas as scratch space, so a write beside a
-    // workspace there would be allowed for being in /tmp, not judged against the workspace.
-    let base = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/unit-workspaces");
-    std::fs::create_dir_all(&base).expect("base dir");
-    let dir = tempfile::tempdir_in(&base).expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
     let audit = Arc::new(MemoryAuditSink::new());
     let config = ExecutorConfig::new(dir.path()).audit(audit.clone());
     let exec = Executor::new(Arc::new(tools()), config).expect("the scanner is the default");
@@ -152,8 +148,10 @@ async fn with_the_safety_feature_the_scanner_is_the_default_gate() {
         .await;
     assert_eq!(r.code, Some(ReasonCode::SafetyDenied), "{r:?}");
     assert_eq!(r.step, Some(Step::ScriptGate), "{r:?}");
-    // Judged against the executor's workspace: a write outside it is not allowed.
-    let outside = format!("echo x > {}/../elsewhere", dir.path().display());
+    // Judged against the executor's workspace: a write outside it is not allowed. (Not beside
+    // the workspace: that is under /tmp, which the scanner lets any script use as scratch; and
+    // not under a system path, which is denied with or without a workspace.)
+    let outside = "echo x > /elsewhere-than-the-workspace/x".to_owned();
     let r = exec
         .execute(
             &s,

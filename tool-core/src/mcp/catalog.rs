@@ -15,8 +15,9 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::{json, Value};
 
 use super::completion::{run, CompletionRequest};
+use super::content::to_contents;
 use super::prompts::{PromptInput, Prompts};
-use super::resources::{to_contents, Resources, Subscriptions, STATIC_TTL_MS};
+use super::resources::{Resources, Subscriptions, STATIC_TTL_MS};
 use crate::reason::ReasonCode;
 
 /// The resources and prompts one server offers (shared by all its connections).

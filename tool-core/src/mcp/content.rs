@@ -7,26 +7,31 @@ use serde_json::Value;
 use crate::content::{base64_decode, base64_encode, Audio, Content, EmbeddedResource, Image};
 use crate::content::{ResourceBody, ResourceLink};
 
+/// An embedded resource as MCP's resource contents (of a `resources/read`, or inside a block).
+pub(crate) fn to_contents(r: &EmbeddedResource) -> ResourceContents {
+    match &r.body {
+        ResourceBody::Text(text) => ResourceContents::TextResourceContents {
+            uri: r.uri.clone(),
+            mime_type: r.mime_type.clone(),
+            text: text.clone(),
+            meta: None,
+        },
+        ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
+            uri: r.uri.clone(),
+            mime_type: r.mime_type.clone(),
+            blob: base64_encode(bytes),
+            meta: None,
+        },
+    }
+}
+
 /// One block as MCP's `ContentBlock`.
 pub fn to_mcp(block: &Content) -> ContentBlock {
     match block {
         Content::Text(t) => ContentBlock::text(t.clone()),
         Content::Image(i) => ContentBlock::image(base64_encode(&i.data), i.mime_type.clone()),
         Content::Audio(a) => ContentBlock::audio(base64_encode(&a.data), a.mime_type.clone()),
-        Content::Resource(r) => ContentBlock::resource(match &r.body {
-            ResourceBody::Text(text) => ResourceContents::TextResourceContents {
-                uri: r.uri.clone(),
-                mime_type: r.mime_type.clone(),
-                text: text.clone(),
-                meta: None,
-            },
-            ResourceBody::Blob(bytes) => ResourceContents::BlobResourceContents {
-                uri: r.uri.clone(),
-                mime_type: r.mime_type.clone(),
-                blob: base64_encode(bytes),
-                meta: None,
-            },
-        }),
+        Content::Resource(r) => ContentBlock::resource(to_contents(r)),
         Content::ResourceLink(l) => {
             let mut res = Resource::new(l.uri.clone(), l.name.clone());
             if let Some(d) = &l.description {

@@ -25,10 +25,14 @@ pub(super) fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestPara
             json!({"type": "boolean", "title": "Also allow later calls of this tool in this session", "default": false}),
         );
     }
+    let effects = req
+        .effects_line()
+        .map(|e| format!("\nWhat it will do: {e}."))
+        .unwrap_or_default();
     let params = json!({
         "mode": "form",
         "message": format!(
-            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.)\n{}",
+            "Allow the {} tool `{}` to run with these arguments? (Asked because {}.){effects}\n{}",
             req.risk, req.tool, reason_text(&req.reason), args
         ),
         "requestedSchema": {"type": "object", "properties": properties, "required": ["approve"]},
@@ -120,6 +124,7 @@ mod tests {
             },
             session_grant_allowed: session,
             round: 0,
+            effects: Vec::new(),
         }
     }
 
@@ -159,6 +164,28 @@ mod tests {
         assert_eq!(
             interpret_answer(ElicitationAction::Accept, Some(&answer), &req(false)),
             ApprovalDecision::Approve
+        );
+    }
+
+    #[test]
+    fn the_question_says_what_the_script_will_do() {
+        let mut r = req(false);
+        let plain = serde_json::to_value(approval_params(&r).expect("form")).expect("json");
+        assert!(!plain["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("What it will do"));
+        r.effects = vec![
+            "fetches https://example.com/x.html".into(),
+            "kills processes named sshd".into(),
+        ];
+        let v = serde_json::to_value(approval_params(&r).expect("form")).expect("json");
+        let message = v["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains(
+                "What it will do: fetches https://example.com/x.html; kills processes named sshd."
+            ),
+            "{message}"
         );
     }
 

@@ -192,8 +192,10 @@ impl ApprovalStates {
         })
     }
 
-    /// The state for a call of `tool` with `client_args` by `caller` that got this far. `Err`
+    /// The state for a call of `tool` with `client_args` by `caller` that got this far (tests;
+    /// the server goes through [`super::stateless::Continuation`]). `Err`
     /// when the caller has its quota of outstanding rounds (the JSON-RPC error to answer with).
+    #[cfg(test)]
     pub(super) fn issue(
         &self,
         tool: &str,
@@ -249,7 +251,9 @@ impl ApprovalStates {
         Ok(sealed.map_err(|e| e.to_string()))
     }
 
-    /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up.
+    /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up
+    /// (tests; the server goes through [`super::stateless::Continuation`]).
+    #[cfg(test)]
     pub(super) fn redeem(
         &self,
         state: &str,
@@ -462,8 +466,8 @@ impl Approver for GrantedApprover {
 }
 
 /// The first round's approver: records the question to ask it through an input-required result,
-/// and denies the call meanwhile (it does not run in this round). Without form elicitation in
-/// the request's capabilities it denies, as any approval nobody can give.
+/// and answers [`ApprovalDecision::Pending`] (the call does not run in this round). Without form
+/// elicitation in the request's capabilities it denies, as any approval nobody can give.
 pub(super) struct AskingApprover {
     can_ask: bool,
     asked: Mutex<Option<ApprovalRequest>>,
@@ -492,9 +496,7 @@ impl Approver for AskingApprover {
                 };
             }
             *self.asked.lock().unwrap_or_else(|p| p.into_inner()) = Some(request.clone());
-            ApprovalDecision::Deny {
-                reason: "approval is asked of the client through an input-required result".into(),
-            }
+            ApprovalDecision::Pending
         })
     }
 }
@@ -560,6 +562,7 @@ mod tests {
             },
             session_grant_allowed: true,
             round: 0,
+            effects: Vec::new(),
         }
     }
 

@@ -41,6 +41,7 @@ mod http_guard;
 mod input;
 mod input_required;
 pub mod logging;
+mod outcome;
 mod progress;
 pub mod prompts;
 pub mod proxy;
@@ -48,14 +49,19 @@ pub mod quota;
 pub mod resources;
 mod server;
 pub mod state_key;
+mod stateless;
 mod stdio_guard;
+mod task_calls;
 pub mod tasks;
+mod transport;
 
 pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
 };
 pub use executor_backend::ExecutorBackend;
 pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
+pub use outcome::REASON_CODE_KEY;
 pub use quota::ClientQuotas;
-pub use server::{serve_http, serve_http_on, serve_stdio, McpServer, ServeError, REASON_CODE_KEY};
-pub use server::{serve_http_server, serve_http_server_on, serve_stdio_server};
+pub use server::{McpServer, ServeError};
+pub use transport::{serve_http, serve_http_on, serve_stdio};
+pub use transport::{serve_http_server, serve_http_server_on, serve_stdio_server};

@@ -27,6 +27,7 @@ pub fn gate_audit(report: &SafetyReport, request: &SafetyScanRequest) -> GateAud
         policy_version: report.policy_version.clone(),
         effects,
         effects_dropped,
+        described_effects: report.effect_descriptions(),
     }
 }
 
