@@ -9,6 +9,7 @@
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
 mod alloc;
+mod assign;
 mod calls;
 mod consts;
 mod effects;
