@@ -1,7 +1,8 @@
 //! Bindings: what an assignment makes a name stand for (a constant, a module, downloaded or
 //! decoded content, an open file or archive).
 
-use ruff_python_ast::Expr;
+use ruff_python_ast::visitor::source_order::SourceOrderVisitor;
+use ruff_python_ast::{Expr, StmtFor};
 
 use super::walk::*;
 
@@ -36,6 +37,20 @@ impl<'t, 's: 't> Py<'_, 's> {
         } else {
             self.decoded.remove(&name);
         }
+        if self.reads_socket(value) {
+            self.socket_data.insert(name.clone());
+        } else {
+            self.socket_data.remove(&name);
+        }
+        if self.lists_processes(value) {
+            self.proc_lists.insert(name.clone());
+        } else {
+            self.proc_lists.remove(&name);
+        }
+        match self.int_of(value, 0) {
+            Some(n) if last => self.ints.insert(name.clone(), n),
+            _ => self.ints.remove(&name),
+        };
         if self.is_tainted(value) {
             self.tainted.insert(name.clone());
         } else {
@@ -119,6 +134,9 @@ impl<'t, 's: 't> Py<'_, 's> {
             let name = n.id.as_str().to_owned();
             self.tainted.remove(&name);
             self.aliases.remove(&name);
+            self.ints.remove(&name);
+            self.socket_data.remove(&name);
+            self.proc_lists.remove(&name);
             match parts.as_ref().and_then(|p| p.get(i).cloned().flatten()) {
                 Some(v) => {
                     self.consts.insert(name, Const::Str(v));
@@ -126,6 +144,57 @@ impl<'t, 's: 't> Py<'_, 's> {
                 None => {
                     self.consts.remove(&name);
                 }
+            }
+        }
+    }
+}
+
+/// Most values of a constant list a loop body is walked with, and most extra passes over loop
+/// bodies per script.
+const MAX_UNROLL_VALUES: usize = 8;
+const MAX_UNROLLS: usize = 32;
+
+impl<'t, 's: 't> Py<'_, 's> {
+    /// `for d in ['/etc', '/var']:`: the body is walked with `d` bound to each value in turn
+    /// (the first now, the others by [`Py::rewalk`]).
+    pub(super) fn unroll(&mut self, f: &'t StmtFor) {
+        let Expr::Name(n) = &*f.target else { return };
+        let Some(Const::List(items)) = self.const_value(&f.iter, 0) else {
+            return;
+        };
+        let Some(values) = items.into_iter().collect::<Option<Vec<String>>>() else {
+            return;
+        };
+        let Some(first) = values.first().cloned() else {
+            return;
+        };
+        let name = n.id.as_str().to_owned();
+        self.consts.insert(name.clone(), Const::Str(first));
+        let rest = values
+            .into_iter()
+            .skip(1)
+            .take(MAX_UNROLL_VALUES - 1)
+            .collect();
+        self.unrolled.push((f.range, name, rest));
+    }
+
+    /// After the first pass over a loop over a constant list: the body again for each other
+    /// value, within the script's budget.
+    pub(super) fn rewalk(&mut self, f: &'t StmtFor) {
+        if self.unrolled.last().is_none_or(|(r, _, _)| *r != f.range) {
+            return;
+        }
+        let Some((_, name, rest)) = self.unrolled.pop() else {
+            return;
+        };
+        for v in rest {
+            if self.unrolls >= MAX_UNROLLS {
+                break;
+            }
+            self.unrolls += 1;
+            self.consts.insert(name.clone(), Const::Str(v));
+            for s in &f.body {
+                self.visit_stmt(s);
             }
         }
     }

@@ -12,10 +12,13 @@ mod alloc;
 mod assign;
 mod calls;
 mod consts;
+mod deser;
+mod dynamic;
 mod effects;
 mod files;
 mod inline;
 mod net;
+mod process;
 mod values;
 mod walk;
 

@@ -66,6 +66,12 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         decoded: HashSet::new(),
         handles: HashMap::new(),
         archives: HashSet::new(),
+        socket_data: HashSet::new(),
+        proc_lists: HashSet::new(),
+        ints: HashMap::new(),
+        trips: Vec::new(),
+        unrolled: Vec::new(),
+        unrolls: 0,
         socket_at: None,
         stream_hijack_at: None,
         network: false,
@@ -199,6 +205,19 @@ pub(super) struct Py<'a, 's> {
     pub(super) handles: HashMap<String, String>,
     /// Names bound to an open `tarfile` or `zipfile` archive.
     pub(super) archives: HashSet<String>,
+    /// Names bound to data read from a socket.
+    pub(super) socket_data: HashSet<String>,
+    /// Names bound to a list of every process (`list(psutil.process_iter())`).
+    pub(super) proc_lists: HashSet<String>,
+    /// Names bound to a constant integer.
+    pub(super) ints: HashMap<String, u128>,
+    /// How many times each loop being walked runs, outermost first (as `loops`).
+    pub(super) trips: Vec<super::alloc::Trip>,
+    /// Loops over a constant list being walked: the loop, its variable, and the values its body
+    /// is walked again with once the first pass is done.
+    pub(super) unrolled: Vec<(TextRange, String, Vec<String>)>,
+    /// Extra passes over loop bodies so far.
+    pub(super) unrolls: usize,
 }
 
 /// Most function calls scanned again per script.
@@ -311,6 +330,7 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 for (k, t) in a.targets.iter().enumerate() {
                     self.assignment(t, &a.value, k + 1 == n);
                 }
+                self.subscript_growth(&a.targets, &a.value);
             }
             AnyNodeRef::StmtAnnAssign(a) => {
                 if let Some(v) = &a.value {
@@ -355,14 +375,22 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                     let f = self.text(c.func.range());
                     if matches!(f, "globals" | "locals" | "vars") {
                         self.push(finding(id::PY_REFLECTION, self.text(s.range)), s.range);
+                        self.dynamic("lookup in globals()", s.range);
                     }
                 }
             }
             AnyNodeRef::StmtFor(f) => {
                 let danger = self.is_dangerous_walk(&f.iter);
-                self.enter_loop(f.range, danger);
+                let trip = self.for_trip(&f.iter);
+                self.bind_loop_target(&f.target, &f.iter);
+                self.unroll(f);
+                self.enter_loop(f.range, danger, trip);
             }
-            AnyNodeRef::StmtWhile(w) => self.enter_loop(w.range, false),
+            AnyNodeRef::StmtWhile(w) => {
+                let trip = self.while_trip(&w.test);
+                self.enter_loop(w.range, false, trip);
+            }
+            AnyNodeRef::ExprListComp(l) => self.kept_comprehension(l),
             _ => {}
         }
         TraversalSignal::Traverse
@@ -371,10 +399,14 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
     fn leave_node(&mut self, node: AnyNodeRef<'t>) {
         self.depth -= 1;
         self.parents.pop();
+        if let AnyNodeRef::StmtFor(f) = node {
+            self.rewalk(f);
+        }
         if matches!(node, AnyNodeRef::StmtFor(_) | AnyNodeRef::StmtWhile(_))
             && self.loops.last().is_some_and(|(r, _)| *r == node.range())
         {
             if let Some((_, danger)) = self.loops.pop() {
+                self.trips.pop();
                 self.loop_depth -= 1;
                 self.walk_danger -= usize::from(danger);
             }
@@ -382,7 +414,7 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
     }
 }
 
-impl<'t, 's: 't> Py<'_, 's> {
+impl<'s> Py<'_, 's> {
     pub(super) fn text(&self, r: TextRange) -> &'s str {
         self.src
             .get(r.start().to_usize()..r.end().to_usize())
@@ -420,8 +452,9 @@ impl<'t, 's: 't> Py<'_, 's> {
         self.push(finding(id::PY_REFLECTION, ev), r);
     }
 
-    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool) {
+    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool, trip: super::alloc::Trip) {
         self.loop_depth += 1;
+        self.trips.push(trip);
         self.walk_danger += usize::from(danger);
         self.loops.push((r, danger));
     }
