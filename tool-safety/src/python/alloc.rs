@@ -27,6 +27,8 @@ const SLOT: u128 = 8;
 const NUMPY_ITEM: u128 = 8;
 /// Objects from which a loop that keeps them without bound is an unbounded allocation.
 const LARGE_OBJECT: u128 = 1024;
+/// Objects from which a loop that keeps them, however many times it runs, is reviewed.
+const HUGE_OBJECT: u128 = 1024 * 1024;
 
 impl<'t, 's: 't> Py<'_, 's> {
     /// The value of a constant integer expression, following names bound to one.
@@ -189,6 +191,9 @@ impl<'t, 's: 't> Py<'_, 's> {
             total = match (*t, total) {
                 (Trip::Count(n), Some(b)) => Some(b.saturating_mul(n)),
                 (Trip::Unbounded, _) => None,
+                // Run as often as data the scan does not see: only objects of a megabyte and
+                // more are worth a look.
+                (Trip::Unknown, _) if each >= HUGE_OBJECT => None,
                 (Trip::Unknown, _) => return,
                 (Trip::Count(_), None) => None,
             };

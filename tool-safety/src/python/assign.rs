@@ -75,7 +75,10 @@ impl<'t, 's: 't> Py<'_, 's> {
             },
         }
         // `f = os.system`, `o = __import__("os")`
-        if matches!(value, Expr::Attribute(_) | Expr::Name(_) | Expr::Call(_)) {
+        if matches!(
+            value,
+            Expr::Attribute(_) | Expr::Name(_) | Expr::Call(_) | Expr::Subscript(_)
+        ) {
             if let Some(q) = self.resolve(value, 0) {
                 let root = q.split('.').next().unwrap_or(&q);
                 if q != name
@@ -159,17 +162,28 @@ impl<'t, 's: 't> Py<'_, 's> {
     /// (the first now, the others by [`Py::rewalk`]).
     pub(super) fn unroll(&mut self, f: &'t StmtFor) {
         let Expr::Name(n) = &*f.target else { return };
-        let Some(Const::List(items)) = self.const_value(&f.iter, 0) else {
-            return;
+        let each = |elts: &'t [Expr]| -> Option<Vec<Const>> {
+            elts.iter()
+                .map(|e| match e {
+                    Expr::List(_) | Expr::Tuple(_) => self.const_value(e, 0),
+                    _ => self.path_value(e, 0).map(Const::Str),
+                })
+                .collect()
         };
-        let Some(values) = items.into_iter().collect::<Option<Vec<String>>>() else {
-            return;
+        let values = match &*f.iter {
+            Expr::List(l) => each(&l.elts),
+            Expr::Tuple(t) => each(&t.elts),
+            _ => match self.const_value(&f.iter, 0) {
+                Some(Const::List(items)) => items.into_iter().map(|i| i.map(Const::Str)).collect(),
+                _ => None,
+            },
         };
+        let Some(values) = values else { return };
         let Some(first) = values.first().cloned() else {
             return;
         };
         let name = n.id.as_str().to_owned();
-        self.consts.insert(name.clone(), Const::Str(first));
+        self.consts.insert(name.clone(), first);
         let rest = values
             .into_iter()
             .skip(1)
@@ -192,7 +206,7 @@ impl<'t, 's: 't> Py<'_, 's> {
                 break;
             }
             self.unrolls += 1;
-            self.consts.insert(name.clone(), Const::Str(v));
+            self.consts.insert(name.clone(), v);
             for s in &f.body {
                 self.visit_stmt(s);
             }

@@ -2,7 +2,7 @@
 //! `send_signal`), every process when they come from iterating the process list, and reads of
 //! host information (process lists, CPU, memory, disks, network interfaces, users, `uname`).
 
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, Stmt, StmtFunctionDef};
 use ruff_text_size::Ranged;
 
 use crate::effects::{every_process, EffectKind, EffectTarget};
@@ -49,6 +49,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             Expr::Name(n) => self.proc_lists.contains(n.id.as_str()),
             Expr::Call(c) => match self.resolve(&c.func, 0).as_deref() {
                 Some("psutil.process_iter") => true,
+                Some(f) if self.proc_lists.contains(&format!("{f}()")) => true,
                 Some("list" | "sorted" | "filter" | "tuple") => {
                     c.arguments.args.iter().any(|a| self.lists_processes(a))
                 }
@@ -70,6 +71,12 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         }
         if let Expr::Call(c) = iter {
+            // `for pid in psutil.pids()`: every process id.
+            if self.resolve(&c.func, 0).as_deref() == Some("psutil.pids") {
+                self.aliases
+                    .insert(name, format!("{EVERY_PROCESS_OBJ}.pid"));
+                return;
+            }
             if let Expr::Attribute(a) = &*c.func {
                 if a.attr.as_str() == "children"
                     && self.resolve(&a.value, 0).as_deref() == Some("psutil.Process")
@@ -85,6 +92,20 @@ impl<'t, 's: 't> Py<'_, 's> {
             .is_some_and(|q| q.starts_with("psutil."))
         {
             self.aliases.remove(&name);
+        }
+    }
+
+    /// `def victims(): return [p for p in psutil.process_iter() ...]`: calls of `victims()`
+    /// yield every process.
+    pub(super) fn note_process_function(&mut self, f: &'t StmtFunctionDef) {
+        let returns = f.body.iter().any(|s| {
+            matches!(s, Stmt::Return(r) if r.value.as_deref().is_some_and(|v| self.lists_processes(v)))
+        });
+        let key = format!("{}()", f.name.as_str());
+        if returns {
+            self.proc_lists.insert(key);
+        } else {
+            self.proc_lists.remove(&key);
         }
     }
 

@@ -215,7 +215,7 @@ pub(super) struct Py<'a, 's> {
     pub(super) trips: Vec<super::alloc::Trip>,
     /// Loops over a constant list being walked: the loop, its variable, and the values its body
     /// is walked again with once the first pass is done.
-    pub(super) unrolled: Vec<(TextRange, String, Vec<String>)>,
+    pub(super) unrolled: Vec<(TextRange, String, Vec<Const>)>,
     /// Extra passes over loop bodies so far.
     pub(super) unrolls: usize,
 }
@@ -338,7 +338,10 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 }
             }
             AnyNodeRef::ExprCall(c) => self.call(c),
-            AnyNodeRef::StmtFunctionDef(f) => self.define(f),
+            AnyNodeRef::StmtFunctionDef(f) => {
+                self.define(f);
+                self.note_process_function(f);
+            }
             AnyNodeRef::StmtWith(w) => {
                 for item in &w.items {
                     if let Some(Expr::Name(n)) = item.optional_vars.as_deref() {
@@ -390,7 +393,17 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 let trip = self.while_trip(&w.test);
                 self.enter_loop(w.range, false, trip);
             }
-            AnyNodeRef::ExprListComp(l) => self.kept_comprehension(l),
+            AnyNodeRef::ExprListComp(l) => {
+                for g in &l.generators {
+                    self.bind_loop_target(&g.target, &g.iter);
+                }
+                self.kept_comprehension(l);
+            }
+            AnyNodeRef::ExprGenerator(l) => {
+                for g in &l.generators {
+                    self.bind_loop_target(&g.target, &g.iter);
+                }
+            }
             _ => {}
         }
         TraversalSignal::Traverse
