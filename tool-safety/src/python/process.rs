@@ -1,5 +1,6 @@
 //! Processes and the host: `psutil` process objects signalled (`kill`, `terminate`, `suspend`,
-//! `send_signal`), every process when they come from iterating the process list, and reads of
+//! `send_signal`) and `os.kill` of ids, every process when they come from iterating the process
+//! list (`psutil.process_iter()`, `psutil.pids()`, the entries of `/proc`), and reads of
 //! host information (process lists, CPU, memory, disks, network interfaces, users, `uname`).
 
 use ruff_python_ast::{Expr, ExprCall, Stmt, StmtFunctionDef};
@@ -48,7 +49,14 @@ impl<'t, 's: 't> Py<'_, 's> {
         match e {
             Expr::Name(n) => self.proc_lists.contains(n.id.as_str()),
             Expr::Call(c) => match self.resolve(&c.func, 0).as_deref() {
-                Some("psutil.process_iter") => true,
+                Some("psutil.process_iter" | "psutil.pids") => true,
+                // The entries of `/proc`: every process id.
+                Some("os.listdir" | "os.scandir") => c
+                    .arguments
+                    .args
+                    .first()
+                    .and_then(|a| self.path_value(a, 0))
+                    .is_some_and(|p| p.trim_end_matches('/') == "/proc"),
                 Some(f) if self.proc_lists.contains(&format!("{f}()")) => true,
                 Some("list" | "sorted" | "filter" | "tuple") => {
                     c.arguments.args.iter().any(|a| self.lists_processes(a))
@@ -71,12 +79,6 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         }
         if let Expr::Call(c) = iter {
-            // `for pid in psutil.pids()`: every process id.
-            if self.resolve(&c.func, 0).as_deref() == Some("psutil.pids") {
-                self.aliases
-                    .insert(name, format!("{EVERY_PROCESS_OBJ}.pid"));
-                return;
-            }
             if let Expr::Attribute(a) = &*c.func {
                 if a.attr.as_str() == "children"
                     && self.resolve(&a.value, 0).as_deref() == Some("psutil.Process")
@@ -158,8 +160,18 @@ impl<'t, 's: 't> Py<'_, 's> {
         );
     }
 
-    /// `os.kill(proc.pid, ...)` with `proc` from iterating every process.
+    /// `os.kill(proc.pid, ...)`, `os.kill(int(pid), ...)` with `proc` or `pid` from iterating
+    /// every process.
     pub(super) fn signals_every_process(&self, pid: &'t Expr) -> bool {
+        if let Expr::Call(c) = pid {
+            if self.resolve(&c.func, 0).as_deref() == Some("int") {
+                return c
+                    .arguments
+                    .args
+                    .first()
+                    .is_some_and(|a| self.signals_every_process(a));
+            }
+        }
         self.resolve(pid, 0)
             .is_some_and(|q| q.starts_with(EVERY_PROCESS_OBJ))
     }
