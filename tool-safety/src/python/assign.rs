@@ -26,6 +26,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             return;
         };
         let name = left.id.as_str().to_owned();
+        self.bind_table(&name, value);
         self.bind_content(&name, value);
         match self.opened_for_write(value) {
             Some(p) => self.handles.insert(name.clone(), p),
@@ -209,6 +210,36 @@ impl<'t, 's: 't> Py<'_, 's> {
             self.consts.insert(name.clone(), v);
             for s in &f.body {
                 self.visit_stmt(s);
+            }
+        }
+    }
+}
+
+impl<'t, 's: 't> Py<'_, 's> {
+    /// `table = {"f": os.chmod}`: `table["f"]` stands for `os.chmod`. Entries of an earlier
+    /// table of the same name are forgotten.
+    fn bind_table(&mut self, name: &str, value: &'t Expr) {
+        let prefix = format!("{name}[");
+        if self.aliases.keys().any(|k| k.starts_with(&prefix)) {
+            self.aliases.retain(|k, _| !k.starts_with(&prefix));
+        }
+        let Expr::Dict(d) = value else { return };
+        for item in d.items.iter().take(64) {
+            let Some(key) = item.key.as_ref().and_then(|k| self.string(k)) else {
+                continue;
+            };
+            if !matches!(item.value, Expr::Attribute(_) | Expr::Name(_)) {
+                continue;
+            }
+            if let Some(q) = self.resolve(&item.value, 0) {
+                let root = q.split('.').next().unwrap_or(&q);
+                if self
+                    .aliases
+                    .values()
+                    .any(|v| v.split('.').next() == Some(root))
+                {
+                    self.aliases.insert(format!("{prefix}{key}]"), q);
+                }
             }
         }
     }

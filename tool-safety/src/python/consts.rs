@@ -211,7 +211,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// The strings of a constant sequence: a list or tuple of strings, a name bound to one,
-    /// `map(chr, [...])`, `(chr(c) for c in [...])` and `[chr(c) for c in [...]]`.
+    /// `map(chr, [...])`, `reversed(...)`, `(chr(c) for c in [...])` and `[chr(c) for c in [...]]`.
     fn str_items(&self, e: &'t Expr, depth: usize) -> Option<Vec<String>> {
         if depth > MAX_EXPR_DEPTH {
             return None;
@@ -229,6 +229,15 @@ impl<'t, 's: 't> Py<'_, 's> {
                 None => None,
             },
             Expr::StringLiteral(_) => Some(val(e)?.chars().map(String::from).collect()),
+            // `reversed('so')`
+            Expr::Call(c)
+                if c.arguments.args.len() == 1
+                    && self.resolve(&c.func, 0).as_deref() == Some("reversed") =>
+            {
+                let mut items = self.str_items(&c.arguments.args[0], depth + 1)?;
+                items.reverse();
+                Some(items)
+            }
             Expr::Call(c) => {
                 // `map(chr, [111, 115])`
                 let q = self.resolve(&c.func, 0)?;
