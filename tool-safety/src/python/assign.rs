@@ -156,7 +156,7 @@ impl<'t, 's: 't> Py<'_, 's> {
 /// Most values of a constant list a loop body is walked with, and most extra passes over loop
 /// bodies per script.
 const MAX_UNROLL_VALUES: usize = 8;
-const MAX_UNROLLS: usize = 32;
+const MAX_UNROLLS: usize = 16;
 
 impl<'t, 's: 't> Py<'_, 's> {
     /// `for d in ['/etc', '/var']:`: the body is walked with `d` bound to each value in turn
