@@ -38,6 +38,7 @@ impl<'t, 's: 't> Py<'_, 's> {
             _ => q,
         };
         // A C library function through `ctypes`: native code, and the effect of its `os` twin.
+        self.native_call(&q, n);
         let q = match q.strip_prefix("ctypes.libc.") {
             Some(f) => {
                 self.push(finding(id::PY_NATIVE, ev), n);
@@ -69,7 +70,11 @@ impl<'t, 's: 't> Py<'_, 's> {
             self.network = true;
         }
         self.call_effects(&q, c, &args);
+        self.process_call(&q, c);
         self.huge_buffer(&q, c);
+        self.allocating_call(&q, c);
+        self.loop_growth_call(c, &args);
+        let deserialized = self.deserialize(&q, c, &args);
         self.inline_call(c, &args);
         if q == "urllib.request.urlretrieve" || q == "wget.download" {
             if let Some(dst) = args.positional.get(1).and_then(|a| self.path_value(a, 0)) {
@@ -130,7 +135,10 @@ impl<'t, 's: 't> Py<'_, 's> {
                         None if self.is_tainted(a) || self.reads_downloaded(a) => {
                             self.push(finding(id::PY_DOWNLOAD_EXEC, ev), n)
                         }
-                        None => self.push(finding(id::PY_EVAL, ev), n),
+                        None => {
+                            self.push(finding(id::PY_EVAL, ev), n);
+                            self.dynamic(&format!("{q} of computed text"), n);
+                        }
                     }
                 }
                 None => self.push(finding(id::PY_EVAL, ev), n),
@@ -145,8 +153,19 @@ impl<'t, 's: 't> Py<'_, 's> {
                             self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n);
                         }
                     }
-                    None => self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n),
+                    None => {
+                        self.push(finding(id::PY_DYNAMIC_IMPORT, ev), n);
+                        self.dynamic("import of a computed name", n);
+                    }
                 }
+            }
+            "vars" | "dir"
+                if args
+                    .positional
+                    .first()
+                    .is_some_and(|a| self.text(a.range()) == "__builtins__") =>
+            {
+                self.dynamic("the builtins as a table", n);
             }
             "getattr" | "setattr" | "delattr" => {
                 let target = args.positional.first().and_then(|a| self.resolve(a, 0));
@@ -172,44 +191,15 @@ impl<'t, 's: 't> Py<'_, 's> {
                 if is_module && (computed || q != "getattr") {
                     self.push(finding(id::PY_REFLECTION, ev), n);
                 }
-            }
-            "pickle.load"
-            | "pickle.loads"
-            | "pickle.Unpickler"
-            | "cPickle.load"
-            | "cPickle.loads"
-            | "_pickle.loads"
-            | "marshal.load"
-            | "marshal.loads"
-            | "shelve.open"
-            | "dill.load"
-            | "dill.loads"
-            | "cloudpickle.load"
-            | "cloudpickle.loads"
-            | "joblib.load"
-            | "pandas.read_pickle"
-            | "yaml.unsafe_load"
-            | "yaml.unsafe_load_all" => {
-                self.push(finding(id::PY_DESERIALIZE, ev), n);
-            }
-            "yaml.load" | "yaml.load_all" => {
-                let loader = args
-                    .keyword("Loader")
-                    .or_else(|| args.positional.get(1).copied())
-                    .map(|v| self.text(v.range()));
-                if !loader.is_some_and(|l| l.ends_with("SafeLoader") || l.ends_with("BaseLoader")) {
-                    self.push(finding(id::PY_DESERIALIZE, ev), n);
+                let unresolved = args
+                    .positional
+                    .get(1)
+                    .is_some_and(|a| self.text_value(a).is_none());
+                if is_module && unresolved {
+                    self.dynamic("attribute of a computed name", n);
                 }
             }
-            "numpy.load" | "np.load" => {
-                if args
-                    .keywords
-                    .iter()
-                    .any(|(k, v)| *k == "allow_pickle" && self.text(v.range()) == "True")
-                {
-                    self.push(finding(id::PY_DESERIALIZE, ev), n);
-                }
-            }
+            _ if deserialized => {}
             "socket.socket"
             | "socket.create_connection"
             | "socket.create_server"
@@ -403,7 +393,13 @@ impl<'t, 's: 't> Py<'_, 's> {
         n: TextRange,
     ) {
         let Some(arg) = arg else { return };
-        match self.path_value(arg, 0) {
+        // `'rm -rf %s' % d`, `'rm ' + d`, `'rm {}'.format(d)` of constants are the command
+        // they spell; an f-string's fields are left to review.
+        let cmd = match arg {
+            Expr::FString(_) => self.path_value(arg, 0),
+            _ => self.text_value(arg),
+        };
+        match cmd {
             Some(cmd) => {
                 if self
                     .downloaded_files

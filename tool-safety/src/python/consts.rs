@@ -153,17 +153,27 @@ impl<'t, 's: 't> Py<'_, 's> {
         (out.len() <= MAX_BUILT).then_some(out)
     }
 
-    /// `'abc'[::-1]`, `'xsystemx'[1:-1]`: a slice of a constant string with constant bounds.
+    /// `'abc'[::-1]`, `'xsystemx'[1:-1]`, `'os'[0]`: a slice of a constant string with constant
+    /// bounds, or one of its characters.
     pub(super) fn sliced_string(&self, s: &'t Expr, depth: usize) -> Option<String> {
         let Expr::Subscript(sub) = s else { return None };
-        let Expr::Slice(sl) = &*sub.slice else {
-            return None;
+        let base = || -> Option<Vec<char>> {
+            Some(
+                self.path_value(&sub.value, depth + 1)
+                    .or_else(|| self.fmt_value(&sub.value, depth + 1))?
+                    .chars()
+                    .collect(),
+            )
         };
-        let base: Vec<char> = self
-            .path_value(&sub.value, depth + 1)
-            .or_else(|| self.fmt_value(&sub.value, depth + 1))?
-            .chars()
-            .collect();
+        let Expr::Slice(sl) = &*sub.slice else {
+            // `'os'[0]`: one character.
+            let i = signed_int(&sub.slice)?;
+            let base = base()?;
+            let len = i128::try_from(base.len()).ok()?;
+            let i = if i < 0 { i + len } else { i };
+            return base.get(usize::try_from(i).ok()?).map(|c| c.to_string());
+        };
+        let base = base()?;
         let len = i128::try_from(base.len()).ok()?;
         let bound = |e: &Option<Box<Expr>>| -> Option<Option<i128>> {
             match e.as_deref() {
@@ -201,7 +211,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     /// The strings of a constant sequence: a list or tuple of strings, a name bound to one,
-    /// `map(chr, [...])`, `(chr(c) for c in [...])` and `[chr(c) for c in [...]]`.
+    /// `map(chr, [...])`, `reversed(...)`, `(chr(c) for c in [...])` and `[chr(c) for c in [...]]`.
     fn str_items(&self, e: &'t Expr, depth: usize) -> Option<Vec<String>> {
         if depth > MAX_EXPR_DEPTH {
             return None;
@@ -219,6 +229,15 @@ impl<'t, 's: 't> Py<'_, 's> {
                 None => None,
             },
             Expr::StringLiteral(_) => Some(val(e)?.chars().map(String::from).collect()),
+            // `reversed('so')`
+            Expr::Call(c)
+                if c.arguments.args.len() == 1
+                    && self.resolve(&c.func, 0).as_deref() == Some("reversed") =>
+            {
+                let mut items = self.str_items(&c.arguments.args[0], depth + 1)?;
+                items.reverse();
+                Some(items)
+            }
             Expr::Call(c) => {
                 // `map(chr, [111, 115])`
                 let q = self.resolve(&c.func, 0)?;

@@ -45,10 +45,14 @@ impl<'t, 's: 't> Py<'_, 's> {
                 Some(s)
             }
             Expr::BinOp(b) if b.op == Operator::Mod => {
-                let fmt = val(&b.left)?;
+                // `%d` of a constant integer reads as its digits.
+                let arg = |x: &'t Expr| {
+                    val(x).or_else(|| super::alloc::int_value(x, 0).map(|n| n.to_string()))
+                };
+                let fmt = val(&b.left)?.replace("%d", "%s").replace("%i", "%s");
                 let args: Vec<String> = match &*b.right {
-                    Expr::Tuple(t) => t.elts.iter().map(val).collect::<Option<_>>()?,
-                    x => vec![val(x)?],
+                    Expr::Tuple(t) => t.elts.iter().map(arg).collect::<Option<_>>()?,
+                    x => vec![arg(x)?],
                 };
                 fill(&fmt, "%s", &args)
             }
@@ -231,7 +235,11 @@ impl<'t, 's: 't> Py<'_, 's> {
             }
             "os.kill" | "os.killpg" => {
                 let Some(pid) = p0 else { return };
-                let t = self.text(pid.range()).to_owned();
+                let t = if self.signals_every_process(pid) {
+                    crate::effects::every_process(None)
+                } else {
+                    self.text(pid.range()).to_owned()
+                };
                 if t.contains("getpid") || t.ends_with(".pid") {
                     return;
                 }
@@ -316,7 +324,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         }
         .or_else(|| args.keyword("url"));
         let url = url_arg
-            .and_then(|u| self.path_value(u, 0))
+            .and_then(|u| self.text_value(u))
             .filter(|u| is_url(u));
         let body = ["data", "json", "files", "content"]
             .iter()

@@ -9,12 +9,16 @@
 #![allow(clippy::collapsible_match, clippy::collapsible_if)]
 
 mod alloc;
+mod assign;
 mod calls;
 mod consts;
+mod deser;
+mod dynamic;
 mod effects;
 mod files;
 mod inline;
 mod net;
+mod process;
 mod values;
 mod walk;
 

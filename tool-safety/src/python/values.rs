@@ -72,6 +72,11 @@ impl<'t, 's: 't> Py<'_, 's> {
             Expr::Subscript(s) => {
                 let name = self.text_value(&s.slice)?;
                 match &*s.value {
+                    // `table = {"f": os.chmod}; table["f"]`
+                    Expr::Name(n) => self
+                        .aliases
+                        .get(&format!("{}[{name}]", n.id.as_str()))
+                        .cloned(),
                     Expr::Call(c) => {
                         let f = self.resolve(&c.func, depth + 1)?;
                         match (f.as_str(), c.arguments.args.first()) {

@@ -66,6 +66,12 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         decoded: HashSet::new(),
         handles: HashMap::new(),
         archives: HashSet::new(),
+        socket_data: HashSet::new(),
+        proc_lists: HashSet::new(),
+        ints: HashMap::new(),
+        trips: Vec::new(),
+        unrolled: Vec::new(),
+        unrolls: 0,
         socket_at: None,
         stream_hijack_at: None,
         network: false,
@@ -199,6 +205,19 @@ pub(super) struct Py<'a, 's> {
     pub(super) handles: HashMap<String, String>,
     /// Names bound to an open `tarfile` or `zipfile` archive.
     pub(super) archives: HashSet<String>,
+    /// Names bound to data read from a socket.
+    pub(super) socket_data: HashSet<String>,
+    /// Names bound to a list of every process (`list(psutil.process_iter())`).
+    pub(super) proc_lists: HashSet<String>,
+    /// Names bound to a constant integer.
+    pub(super) ints: HashMap<String, u128>,
+    /// How many times each loop being walked runs, outermost first (as `loops`).
+    pub(super) trips: Vec<super::alloc::Trip>,
+    /// Loops over a constant list being walked: the loop, its variable, and the values its body
+    /// is walked again with once the first pass is done.
+    pub(super) unrolled: Vec<(TextRange, String, Vec<Const>)>,
+    /// Extra passes over loop bodies so far.
+    pub(super) unrolls: usize,
 }
 
 /// Most function calls scanned again per script.
@@ -311,6 +330,7 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 for (k, t) in a.targets.iter().enumerate() {
                     self.assignment(t, &a.value, k + 1 == n);
                 }
+                self.subscript_growth(&a.targets, &a.value);
             }
             AnyNodeRef::StmtAnnAssign(a) => {
                 if let Some(v) = &a.value {
@@ -318,7 +338,10 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                 }
             }
             AnyNodeRef::ExprCall(c) => self.call(c),
-            AnyNodeRef::StmtFunctionDef(f) => self.define(f),
+            AnyNodeRef::StmtFunctionDef(f) => {
+                self.define(f);
+                self.note_process_function(f);
+            }
             AnyNodeRef::StmtWith(w) => {
                 for item in &w.items {
                     if let Some(Expr::Name(n)) = item.optional_vars.as_deref() {
@@ -355,14 +378,32 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
                     let f = self.text(c.func.range());
                     if matches!(f, "globals" | "locals" | "vars") {
                         self.push(finding(id::PY_REFLECTION, self.text(s.range)), s.range);
+                        self.dynamic("lookup in globals()", s.range);
                     }
                 }
             }
             AnyNodeRef::StmtFor(f) => {
                 let danger = self.is_dangerous_walk(&f.iter);
-                self.enter_loop(f.range, danger);
+                let trip = self.for_trip(&f.iter);
+                self.bind_loop_target(&f.target, &f.iter);
+                self.unroll(f);
+                self.enter_loop(f.range, danger, trip);
             }
-            AnyNodeRef::StmtWhile(w) => self.enter_loop(w.range, false),
+            AnyNodeRef::StmtWhile(w) => {
+                let trip = self.while_trip(&w.test);
+                self.enter_loop(w.range, false, trip);
+            }
+            AnyNodeRef::ExprListComp(l) => {
+                for g in &l.generators {
+                    self.bind_loop_target(&g.target, &g.iter);
+                }
+                self.kept_comprehension(l);
+            }
+            AnyNodeRef::ExprGenerator(l) => {
+                for g in &l.generators {
+                    self.bind_loop_target(&g.target, &g.iter);
+                }
+            }
             _ => {}
         }
         TraversalSignal::Traverse
@@ -371,10 +412,14 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
     fn leave_node(&mut self, node: AnyNodeRef<'t>) {
         self.depth -= 1;
         self.parents.pop();
+        if let AnyNodeRef::StmtFor(f) = node {
+            self.rewalk(f);
+        }
         if matches!(node, AnyNodeRef::StmtFor(_) | AnyNodeRef::StmtWhile(_))
             && self.loops.last().is_some_and(|(r, _)| *r == node.range())
         {
             if let Some((_, danger)) = self.loops.pop() {
+                self.trips.pop();
                 self.loop_depth -= 1;
                 self.walk_danger -= usize::from(danger);
             }
@@ -382,7 +427,7 @@ impl<'t, 's: 't> SourceOrderVisitor<'t> for Py<'_, 's> {
     }
 }
 
-impl<'t, 's: 't> Py<'_, 's> {
+impl<'s> Py<'_, 's> {
     pub(super) fn text(&self, r: TextRange) -> &'s str {
         self.src
             .get(r.start().to_usize()..r.end().to_usize())
@@ -420,8 +465,9 @@ impl<'t, 's: 't> Py<'_, 's> {
         self.push(finding(id::PY_REFLECTION, ev), r);
     }
 
-    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool) {
+    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool, trip: super::alloc::Trip) {
         self.loop_depth += 1;
+        self.trips.push(trip);
         self.walk_danger += usize::from(danger);
         self.loops.push((r, danger));
     }
@@ -454,78 +500,6 @@ impl<'t, 's: 't> Py<'_, 's> {
                 .insert(local.to_owned(), format!("{module}.{name}"));
         }
     }
-
-    /// Remember whether `name` now holds an open archive.
-    fn bind_archive(&mut self, name: &str, value: &'t Expr) {
-        if self.is_archive(value) {
-            self.archives.insert(name.to_owned());
-        } else {
-            self.archives.remove(name);
-        }
-    }
-
-    /// `target = value`; `last` is false for the outer targets of a chained assignment.
-    pub(super) fn assignment(&mut self, target: &'t Expr, value: &'t Expr, last: bool) {
-        if let Expr::Tuple(t) = target {
-            self.unpack(&t.elts, value);
-            return;
-        }
-        let Expr::Name(left) = target else {
-            return;
-        };
-        let name = left.id.as_str().to_owned();
-        self.bind_content(&name, value);
-        match self.opened_for_write(value) {
-            Some(p) => self.handles.insert(name.clone(), p),
-            None => self.handles.remove(&name),
-        };
-        self.bind_archive(&name, value);
-        if self.decodes(value) {
-            self.decoded.insert(name.clone());
-        } else {
-            self.decoded.remove(&name);
-        }
-        if self.is_tainted(value) {
-            self.tainted.insert(name.clone());
-        } else {
-            self.tainted.remove(&name);
-        }
-        if !last {
-            self.consts.remove(&name);
-            self.aliases.remove(&name);
-            return;
-        }
-        match self.const_value(value, 0) {
-            Some(c) => {
-                self.consts.insert(name.clone(), c);
-            }
-            None => match self.fmt_value(value, 0) {
-                Some(s) => {
-                    self.consts.insert(name.clone(), Const::Str(s));
-                }
-                None => {
-                    self.consts.remove(&name);
-                }
-            },
-        }
-        // `f = os.system`, `o = __import__("os")`
-        if matches!(value, Expr::Attribute(_) | Expr::Name(_) | Expr::Call(_)) {
-            if let Some(q) = self.resolve(value, 0) {
-                let root = q.split('.').next().unwrap_or(&q);
-                if q != name
-                    && (self
-                        .aliases
-                        .values()
-                        .any(|v| v.split('.').next() == Some(root))
-                        || matches!(value, Expr::Call(_)))
-                {
-                    self.aliases.insert(name, q);
-                    return;
-                }
-            }
-        }
-        self.aliases.remove(&name);
-    }
 }
 
 /// A call's arguments as the rules read them: positional values and named keywords (splats
@@ -556,58 +530,6 @@ impl<'t> Args<'t> {
             .iter()
             .find(|(k, _)| *k == name)
             .map(|(_, v)| *v)
-    }
-}
-
-impl<'t, 's: 't> Py<'_, 's> {
-    /// `a, b = '/etc', 'shadow'` and `d, n = os.path.split(p)`: each name gets its part; names
-    /// whose part is unknown are forgotten.
-    fn unpack(&mut self, names: &'t [Expr], value: &'t Expr) {
-        let parts: Option<Vec<Option<String>>> = match value {
-            Expr::Tuple(v) if v.elts.len() == names.len() => {
-                Some(v.elts.iter().map(|e| self.path_value(e, 0)).collect())
-            }
-            Expr::Call(c) if names.len() == 2 => {
-                let q = self.resolve(&c.func, 0).unwrap_or_default();
-                let arg = c.arguments.args.first().and_then(|a| self.path_value(a, 0));
-                match (q.as_str(), arg) {
-                    ("os.path.split", Some(p)) => {
-                        let (d, n) = p.rsplit_once('/').unwrap_or(("", p.as_str()));
-                        let d = if d.is_empty() && p.starts_with('/') {
-                            "/"
-                        } else {
-                            d
-                        };
-                        Some(vec![Some(d.to_owned()), Some(n.to_owned())])
-                    }
-                    ("os.path.splitext", Some(p)) => {
-                        let (stem, ext) = match p.rfind('.') {
-                            Some(i) if i > p.rfind('/').map_or(0, |s| s + 1) => {
-                                (p[..i].to_owned(), p[i..].to_owned())
-                            }
-                            _ => (p.clone(), String::new()),
-                        };
-                        Some(vec![Some(stem), Some(ext)])
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        for (i, n) in names.iter().enumerate() {
-            let Expr::Name(n) = n else { continue };
-            let name = n.id.as_str().to_owned();
-            self.tainted.remove(&name);
-            self.aliases.remove(&name);
-            match parts.as_ref().and_then(|p| p.get(i).cloned().flatten()) {
-                Some(v) => {
-                    self.consts.insert(name, Const::Str(v));
-                }
-                None => {
-                    self.consts.remove(&name);
-                }
-            }
-        }
     }
 }
 
