@@ -3,7 +3,7 @@
 use crate::effects::{EffectKind, EffectTarget};
 use crate::judge::join_norm;
 
-use super::effects::Cmd;
+use super::cmd::Cmd;
 use super::files::{is_short_flag, operands_of};
 use super::text::Word;
 use super::walk::{Bash, Inv};

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use crate::effects::{is_secret_env, Direction, EffectKind, EffectTarget};
 
+use super::cmd::Cmd;
 use super::files::{DELETERS, MODE_SETTERS, READERS};
 use super::text::Word;
 use super::walk::{pos, Bash, Inv};
@@ -14,18 +15,6 @@ use super::walk::{pos, Bash, Inv};
 const SHELLS: &[&str] = &[
     "bash", "sh", "zsh", "dash", "ksh", "python", "python3", "perl", "ruby", "node",
 ];
-
-/// One command as the family rules see it: its words, operands, position and evidence.
-pub(super) struct Cmd<'c, 't> {
-    pub(super) inv: &'c Inv<'t>,
-    pub(super) name: &'c str,
-    /// The value of every argument.
-    pub(super) vals: Vec<&'c str>,
-    /// The arguments that are not options (all after `--`).
-    pub(super) operands: Vec<&'c Word<'t>>,
-    pub(super) at: (u32, u32),
-    pub(super) ev: &'c str,
-}
 
 impl<'t, 's: 't> Bash<'_, 's, 't> {
     /// `$NAME` / `${NAME}` of a credential variable the script did not set itself.

@@ -6,7 +6,7 @@ use tree_sitter::Node;
 use crate::effects::{url_host, Direction, EffectKind, EffectTarget};
 use crate::judge::join_norm;
 
-use super::effects::Cmd;
+use super::cmd::Cmd;
 use super::text::Word;
 use super::walk::Bash;
 

@@ -12,6 +12,7 @@
 
 mod archives;
 mod awk;
+mod cmd;
 mod commands;
 mod effects;
 mod exec;

@@ -5,7 +5,7 @@ use tree_sitter::Node;
 use crate::effects::{is_url, url_host, Direction, EffectKind, EffectTarget};
 use crate::judge::join_norm;
 
-use super::effects::Cmd;
+use super::cmd::Cmd;
 use super::text::Word;
 use super::walk::{pos, Bash, Inv};
 

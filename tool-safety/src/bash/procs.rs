@@ -2,7 +2,7 @@
 
 use crate::effects::{EffectKind, EffectTarget};
 
-use super::effects::Cmd;
+use super::cmd::Cmd;
 use super::walk::Bash;
 
 /// `true` for the commands [`Bash::proc_command`] knows.

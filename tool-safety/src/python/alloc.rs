@@ -10,17 +10,6 @@ use crate::effects::{EffectKind, EffectTarget, ALLOCATION_REVIEW_BYTES};
 
 use super::walk::*;
 
-/// How many times a loop runs, as far as the scan can tell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Trip {
-    /// A known count (`range(1000)`, `while n < 10**6`).
-    Count(u128),
-    /// No end in sight (`while True`, `itertools.count()`).
-    Unbounded,
-    /// Bounded by data the scan does not see.
-    Unknown,
-}
-
 /// Bytes a list keeps per element (the pointer), beyond the element itself.
 const SLOT: u128 = 8;
 /// Bytes of one element of a `numpy` array the scan cannot type (float64).

@@ -212,7 +212,7 @@ pub(super) struct Py<'a, 's> {
     /// Names bound to a constant integer.
     pub(super) ints: HashMap<String, u128>,
     /// How many times each loop being walked runs, outermost first (as `loops`).
-    pub(super) trips: Vec<super::alloc::Trip>,
+    pub(super) trips: Vec<Trip>,
     /// Loops over a constant list being walked: the loop, its variable, and the values its body
     /// is walked again with once the first pass is done.
     pub(super) unrolled: Vec<(TextRange, String, Vec<Const>)>,
@@ -465,7 +465,7 @@ impl<'s> Py<'_, 's> {
         self.push(finding(id::PY_REFLECTION, ev), r);
     }
 
-    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool, trip: super::alloc::Trip) {
+    pub(super) fn enter_loop(&mut self, r: TextRange, danger: bool, trip: Trip) {
         self.loop_depth += 1;
         self.trips.push(trip);
         self.walk_danger += usize::from(danger);
@@ -531,6 +531,17 @@ impl<'t> Args<'t> {
             .find(|(k, _)| *k == name)
             .map(|(_, v)| *v)
     }
+}
+
+/// How many times a loop runs, as far as the scan can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trip {
+    /// A known count (`range(1000)`, `while n < 10**6`).
+    Count(u128),
+    /// No end in sight (`while True`, `itertools.count()`).
+    Unbounded,
+    /// Bounded by data the scan does not see.
+    Unknown,
 }
 
 #[cfg(test)]
