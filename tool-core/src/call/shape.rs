@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::json;
-use super::types::{quoted, ParseError, ParseLimits, ToolCall};
+use super::types::{quoted, valid_call_id, ParseError, ParseLimits, ToolCall, MAX_CALL_ID_LEN};
+use super::{gemini, json};
 use crate::schema::export::Dialect;
 
 /// Item types of a model turn that carry no call and are skipped in a batch.
@@ -27,10 +27,14 @@ pub(super) fn call_from_object(
     if obj.contains_key("tool") || obj.contains_key("args") {
         return tool_args(obj, path);
     }
+    if obj.contains_key("functionCall") {
+        return gemini::function_call(obj, path);
+    }
     let Some(kind) = obj.get("type") else {
         return Err(ParseError::new(format!(
-            "unrecognised call shape at {path}: expected {{\"tool\", \"args\"}} or a \"type\" of \
-             \"function\", \"function_call\" or \"tool_use\"; found keys {}",
+            "unrecognised call shape at {path}: expected {{\"tool\", \"args\"}}, a Gemini \
+             {{\"functionCall\"}} part or a \"type\" of \"function\", \"function_call\" or \
+             \"tool_use\"; found keys {}",
             key_list(&obj)
         )));
     };
@@ -47,9 +51,14 @@ pub(super) fn call_from_object(
     }
 }
 
-/// `true` for content blocks and items that carry no call (`text`, `thinking`, …).
+/// `true` for content blocks and items that carry no call (`text`, `thinking`, …, and Gemini's
+/// text parts).
 pub(super) fn carries_no_call(obj: &Map<String, Value>) -> bool {
-    matches!(obj.get("type"), Some(Value::String(kind)) if SKIPPED_TYPES.contains(&kind.as_str()))
+    match obj.get("type") {
+        Some(Value::String(kind)) => SKIPPED_TYPES.contains(&kind.as_str()),
+        Some(_) => false,
+        None => gemini::is_text_part(obj),
+    }
 }
 
 /// The calls of a JSON array (a model turn), skipping items that carry no call.
@@ -74,15 +83,28 @@ pub(super) fn calls_from_array(
     Ok(calls)
 }
 
-/// The calls of a JSON object: an assistant message, or a single call.
+/// The calls of a JSON object: an assistant message, a Gemini turn, or a single call.
 pub(super) fn calls_from_object(
     mut obj: Map<String, Value>,
     limits: &ParseLimits,
 ) -> Result<Vec<ToolCall>, ParseError> {
+    if gemini::is_turn(&obj) {
+        let (parts, path) = gemini::turn_parts(obj)?;
+        return calls_from_array(parts, &path, limits);
+    }
     if !obj.contains_key("role") {
         return Ok(vec![call_from_object(obj, "$", limits)?]);
     }
-    only_keys(&obj, &["role"], MESSAGE_KEYS, "$", "an assistant message")?;
+    let (items, path) = message_items(&mut obj)?;
+    calls_from_array(items, &path, limits)
+}
+
+/// The items of an assistant message that may hold calls (its `tool_calls`, else its content
+/// blocks) and their JSON path.
+pub(super) fn message_items(
+    obj: &mut Map<String, Value>,
+) -> Result<(Vec<Value>, String), ParseError> {
+    only_keys(obj, &["role"], MESSAGE_KEYS, "$", "an assistant message")?;
     if obj.get("role").and_then(Value::as_str) != Some("assistant") {
         return Err(ParseError::new(
             "$.role must be \"assistant\": only an assistant message carries tool calls",
@@ -96,12 +118,11 @@ pub(super) fn calls_from_object(
                     "$ has both \"tool_calls\" and a content-block array; send one or the other",
                 ));
             }
-            let calls = calls_from_array(items, "$.tool_calls", limits)?;
-            Ok(calls)
+            Ok((items, "$.tool_calls".to_owned()))
         }
         Some(Value::Null) | None => match content {
-            Some(Value::Array(blocks)) => calls_from_array(blocks, "$.content", limits),
-            _ => Ok(Vec::new()),
+            Some(Value::Array(blocks)) => Ok((blocks, "$.content".to_owned())),
+            _ => Ok((Vec::new(), "$.content".to_owned())),
         },
         Some(_) => Err(ParseError::new("$.tool_calls must be an array")),
     }
@@ -228,7 +249,7 @@ fn anthropic(mut obj: Map<String, Value>, path: &str) -> Result<ToolCall, ParseE
 }
 
 /// Refuse missing `required` keys and any key outside `required` and `optional`.
-fn only_keys(
+pub(super) fn only_keys(
     obj: &Map<String, Value>,
     required: &[&str],
     optional: &[&str],
@@ -258,7 +279,7 @@ fn only_keys(
     Ok(())
 }
 
-fn name(value: Option<Value>, path: &str) -> Result<String, ParseError> {
+pub(super) fn name(value: Option<Value>, path: &str) -> Result<String, ParseError> {
     match value {
         Some(Value::String(s)) if !s.is_empty() => Ok(s),
         Some(Value::String(_)) => Err(ParseError::new(format!("{path} is an empty tool name"))),
@@ -266,11 +287,16 @@ fn name(value: Option<Value>, path: &str) -> Result<String, ParseError> {
     }
 }
 
-/// An id is a non-empty string when present; `null` counts as absent.
-fn optional_id(value: Option<Value>, path: &str) -> Result<Option<String>, ParseError> {
+/// An id is a [`valid_call_id`] string when present; `null` counts as absent.
+pub(super) fn optional_id(value: Option<Value>, path: &str) -> Result<Option<String>, ParseError> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
+        Some(Value::String(s)) if valid_call_id(&s) => Ok(Some(s)),
+        Some(Value::String(s)) if !s.is_empty() => Err(ParseError::new(format!(
+            "{path} is not a valid call id: 1 to {MAX_CALL_ID_LEN} ASCII letters, digits, `_` \
+             and `-`, not {}",
+            quoted(&s)
+        ))),
         Some(_) => Err(ParseError::new(format!(
             "{path} must be a non-empty string"
         ))),
