@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::shape::{name, only_keys, optional_id};
+use super::fields::{name, only_keys, optional_id};
 use super::types::{ParseError, ToolCall};
 use crate::schema::export::Dialect;
 

@@ -56,7 +56,9 @@
 //! statements (`;` or a second line) and trailing text are refused. Whitespace, newlines inside the
 //! brackets and trailing commas are accepted, as Python accepts them.
 
+mod fields;
 mod gemini;
+mod input;
 mod json;
 mod salvage;
 mod shape;
@@ -66,6 +68,8 @@ mod turn;
 mod types;
 
 use serde_json::Value;
+
+use input::{classify, Input};
 
 pub use crate::schema::export::Dialect;
 pub use stream::ToolCallAssembler;
@@ -134,72 +138,6 @@ pub fn parse_batch(input: &str, limits: &ParseLimits) -> Result<Vec<ToolCall>, P
         )));
     }
     Ok(calls)
-}
-
-enum Input<'a> {
-    Json(&'a str),
-    Text(&'a str),
-}
-
-/// Size check, fence handling, and the JSON/text decision.
-fn classify<'a>(input: &'a str, limits: &ParseLimits) -> Result<Input<'a>, ParseError> {
-    if input.len() > limits.max_bytes {
-        // The envelope may still name the call's id: the refusal is answered under it.
-        let err = ParseError::new(format!(
-            "the input is {} bytes; the limit is {}",
-            input.len(),
-            limits.max_bytes
-        ));
-        return Err(salvage::from_doc(err, input));
-    }
-    let trimmed = input.trim();
-    if trimmed.is_empty() {
-        return Err(ParseError::new("the input is empty"));
-    }
-    if trimmed.starts_with("```") {
-        if !limits.allow_fenced {
-            return Err(ParseError::new(
-                "markdown-fenced input is refused; send bare JSON (or set allow_fenced)",
-            ));
-        }
-        return Ok(Input::Json(unfence(trimmed)?));
-    }
-    if trimmed.starts_with(['{', '[']) {
-        Ok(Input::Json(input))
-    } else {
-        Ok(Input::Text(input))
-    }
-}
-
-/// The JSON inside one ```` ``` ```` or ```` ```json ```` fence, and nothing else around it.
-fn unfence(fenced: &str) -> Result<&str, ParseError> {
-    let Some((open, rest)) = fenced.split_once('\n') else {
-        return Err(ParseError::new(
-            "the markdown fence has no closing ``` line",
-        ));
-    };
-    let info = open.trim_start_matches('`').trim();
-    if !open.starts_with("```") || open.starts_with("````") || !(info.is_empty() || info == "json")
-    {
-        return Err(ParseError::new(format!(
-            "the markdown fence must open with ``` or ```json, not {:?}",
-            open.trim()
-        )));
-    }
-    let Some(body) = rest.trim_end().strip_suffix("```") else {
-        return Err(ParseError::new(
-            "the markdown fence has no closing ``` line",
-        ));
-    };
-    if !(body.is_empty() || body.ends_with('\n')) || body.contains("```") {
-        return Err(ParseError::new(
-            "the markdown fence must hold one JSON document and close with ``` on its own line",
-        ));
-    }
-    if !body.trim_start().starts_with(['{', '[']) {
-        return Err(ParseError::new("a markdown fence may only hold JSON"));
-    }
-    Ok(body)
 }
 
 #[cfg(test)]

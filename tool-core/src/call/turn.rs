@@ -4,8 +4,9 @@
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
+use super::input::{classify, Input};
 use super::types::{ParseError, ParseLimits, ToolCall};
-use super::{classify, gemini, json, salvage, shape, text, Input};
+use super::{gemini, json, salvage, shape, text};
 
 /// What one input holds: a single call, or a model turn of calls.
 #[derive(Debug, Clone, PartialEq)]
