@@ -253,3 +253,66 @@ async fn an_error_status_ends_the_loop_with_it() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn gemini_loop_runs_the_function_calls_feeds_back_the_refusal_and_stops_at_the_answer() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let exec = executor(ws.path());
+    let parts = json!([
+        {"text": "Let me look."},
+        {"functionCall": {"id": "fc_bad", "name": "read_file",
+         "args": {"path": "notes.txt", "max_bytes": 0}}},
+        {"functionCall": {"name": "read_file", "args": {"path": "notes.txt", "max_bytes": 100}}},
+    ]);
+    let (base, script) = serve(
+        "/v1beta/models/test-model:generateContent",
+        vec![
+            json!({"candidates": [{"content": {"role": "model", "parts": parts},
+                "finishReason": "STOP", "index": 0}], "modelVersion": "test-model"}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                "finishReason": "STOP", "index": 0}]}),
+        ],
+    )
+    .await;
+    let mut config = AgentConfig::new(Api::Gemini, &base, "test-model");
+    config.api_key = Some("key-test".to_owned());
+    let done = run(&exec, &config, "What do my notes say?")
+        .await
+        .expect("the loop ends with an answer");
+    assert_eq!(done.answer, ANSWER);
+    assert_eq!(done.turns, 2);
+
+    let requests = script.requests.lock().expect("lock");
+    assert_eq!(requests.len(), 2, "one request per turn");
+    for (headers, request) in requests.iter() {
+        assert_eq!(headers["x-goog-api-key"], "key-test");
+        let declarations = request["tools"][0]["functionDeclarations"]
+            .as_array()
+            .expect("function declarations");
+        let read_file = declarations
+            .iter()
+            .find(|t| t["name"] == "read_file")
+            .expect("read_file is offered");
+        assert_eq!(read_file["parameters"]["type"], "object");
+    }
+    let contents = requests[1].1["contents"].as_array().expect("contents");
+    assert_eq!(contents.len(), 3, "{contents:?}");
+    assert_eq!(
+        contents[0],
+        json!({"role": "user", "parts": [{"text": "What do my notes say?"}]})
+    );
+    assert_eq!(contents[1], json!({"role": "model", "parts": parts}));
+    assert_eq!(contents[2]["role"], "user");
+    let responses = contents[2]["parts"]
+        .as_array()
+        .expect("functionResponse parts");
+    assert_eq!(responses.len(), 2);
+    let bad = &responses[0]["functionResponse"];
+    assert_eq!(bad["id"], "fc_bad");
+    assert_eq!(bad["name"], "read_file");
+    assert_eq!(bad["response"]["error"]["code"], "invalid_arguments");
+    assert_retry_feedback(bad["response"]["error"]["message"].as_str().expect("text"));
+    let ok = &responses[1]["functionResponse"];
+    assert_eq!(ok["name"], "read_file");
+    assert_eq!(ok["response"], json!({"output": "buy milk\n"}));
+}
