@@ -1,5 +1,5 @@
 //! The agent loop against a scripted model server of each wire format (OpenAI Chat Completions,
-//! Anthropic Messages), a real HTTP server on a loopback port: the server replies with tool calls
+//! Anthropic Messages, Gemini generateContent), a real HTTP server on a loopback port: the server replies with tool calls
 //! (one of them with arguments the schema refuses), then an answer; the test checks what the loop
 //! sent (the exported tools, the call ids kept, the refusal's reason code, failing path and
 //! schema fragment in the feedback) and that the loop ends with the scripted answer.
@@ -14,7 +14,7 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 use tool_core::{Executor, ExecutorConfig, ReasonCode};
-use tool_examples::agent_loop::{run, AgentConfig, AgentError, Api};
+use tool_examples::agent_loop::{run, AgentConfig, AgentError, Api, Finished};
 
 /// What the server was sent, and what it answers next.
 #[derive(Default)]
@@ -70,6 +70,19 @@ fn executor(ws: &std::path::Path) -> Executor {
 
 const ANSWER: &str = "notes.txt says: buy milk";
 
+/// Run the loop against `base` with the API key `key`: it ends with the scripted answer at the
+/// second turn.
+async fn answered(exec: &Executor, api: Api, base: &str, key: &str) -> Finished {
+    let mut config = AgentConfig::new(api, base, "test-model");
+    config.api_key = Some(key.to_owned());
+    let done = run(exec, &config, "What do my notes say?")
+        .await
+        .expect("the loop ends with an answer");
+    assert_eq!(done.answer, ANSWER);
+    assert_eq!(done.turns, 2);
+    done
+}
+
 /// The feedback of the refused call names the reason code, the failing path and the schema
 /// fragment that path must match.
 fn assert_retry_feedback(text: &str) {
@@ -110,13 +123,7 @@ async fn openai_chat_completions_loop_runs_the_calls_feeds_back_the_refusal_and_
         ],
     )
     .await;
-    let mut config = AgentConfig::new(Api::OpenAi, &base, "test-model");
-    config.api_key = Some("sk-test".to_owned());
-    let done = run(&exec, &config, "What do my notes say?")
-        .await
-        .expect("the loop ends with an answer");
-    assert_eq!(done.answer, ANSWER);
-    assert_eq!(done.turns, 2);
+    let done = answered(&exec, Api::OpenAi, &base, "sk-test").await;
     let codes: Vec<_> = done
         .results
         .iter()
@@ -185,13 +192,7 @@ async fn anthropic_messages_loop_runs_the_calls_feeds_back_the_refusal_and_stops
         ],
     )
     .await;
-    let mut config = AgentConfig::new(Api::Anthropic, &base, "test-model");
-    config.api_key = Some("key-test".to_owned());
-    let done = run(&exec, &config, "What do my notes say?")
-        .await
-        .expect("the loop ends with an answer");
-    assert_eq!(done.answer, ANSWER);
-    assert_eq!(done.turns, 2);
+    answered(&exec, Api::Anthropic, &base, "key-test").await;
 
     let requests = script.requests.lock().expect("lock");
     assert_eq!(requests.len(), 2, "one request per turn");
@@ -274,13 +275,7 @@ async fn gemini_loop_runs_the_function_calls_feeds_back_the_refusal_and_stops_at
         ],
     )
     .await;
-    let mut config = AgentConfig::new(Api::Gemini, &base, "test-model");
-    config.api_key = Some("key-test".to_owned());
-    let done = run(&exec, &config, "What do my notes say?")
-        .await
-        .expect("the loop ends with an answer");
-    assert_eq!(done.answer, ANSWER);
-    assert_eq!(done.turns, 2);
+    answered(&exec, Api::Gemini, &base, "key-test").await;
 
     let requests = script.requests.lock().expect("lock");
     assert_eq!(requests.len(), 2, "one request per turn");
