@@ -25,8 +25,6 @@ struct Envelope {
     #[serde(default)]
     name: Option<Value>,
     #[serde(default)]
-    tool: Option<Value>,
-    #[serde(default)]
     function: Option<Named>,
     #[serde(rename = "functionCall", default)]
     function_call: Option<Named>,
@@ -71,7 +69,7 @@ fn attach(mut err: ParseError, envelope: Envelope) -> ParseError {
         ),
         (Some("tool_use"), _) => (as_str(&envelope.id), as_str(&envelope.name)),
         (None, Some(call)) => (as_str(&call.id), as_str(&call.name)),
-        (None, None) => (None, as_str(&envelope.tool)),
+        // `{"tool", "args"}` names no id; a malformed one names no tool either.
         _ => (None, None),
     };
     if err.tool.is_none() {
