@@ -247,14 +247,20 @@ fn batch_limits_and_refusals() {
     );
 }
 
-/// A model turn parsed item by item: strict JSON for the whole line (a duplicate key anywhere
-/// refuses it), an unknown shape refused in its place, call-less content blocks skipped.
+/// A model turn parsed item by item: strict JSON for each call (a duplicate key refuses the call
+/// it is in, in its place), an unknown shape refused in its place, call-less content blocks
+/// skipped.
 #[test]
 fn turn_items_are_strict_json_but_refused_one_by_one() {
     use tool_core::call::parse_turn_items;
     let limits = ParseLimits::default();
-    let dup = r#"[{"tool": "a", "args": {"x": 1, "x": 2}}]"#;
-    assert!(parse_turn_items(dup, &limits).is_err());
+    let dup = r#"[{"tool": "a", "args": {"x": 1, "x": 2}}, {"tool": "b", "args": {}}]"#;
+    let items = parse_turn_items(dup, &limits).expect("split into its calls");
+    assert!(items[0]
+        .as_ref()
+        .is_err_and(|e| e.message.contains("duplicate key \"x\"")));
+    assert_eq!(items[1].as_ref().map(|c| c.name.as_str()), Ok("b"));
+    assert!(parse_turn_items("[{\"tool\": \"a\"", &limits).is_err());
     let mixed = r#"[{"type": "text", "text": "hi"}, {"tool": "a", "args": {}}, {"tool": "b", "args": {}, "extra": 1}, 7]"#;
     let items = parse_turn_items(mixed, &limits).expect("well-formed JSON");
     assert_eq!(items.len(), 3);

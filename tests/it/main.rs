@@ -12,6 +12,7 @@ mod audit_chain;
 mod audit_keyed;
 mod audit_secrets;
 mod batch;
+mod call_ids;
 mod call_parsing;
 mod call_parsing_props;
 mod cli_call;

@@ -46,7 +46,7 @@ fn registry() -> Arc<Registry> {
     )
 }
 
-fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
+pub(crate) fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
     let ws = tempfile::tempdir().expect("tempdir");
     let args = CallArgs {
         workspace: ws.path().to_path_buf(),

@@ -8,15 +8,16 @@
 //!     --workspace DIR "What is in notes.txt?"
 //! ```
 //!
-//! - `--api openai|anthropic` (or `AGENT_API`): Chat Completions (`POST /v1/chat/completions`)
-//!   or Messages (`POST /v1/messages`);
+//! - `--api openai|anthropic|gemini` (or `AGENT_API`): Chat Completions (`POST
+//!   /v1/chat/completions`), Messages (`POST /v1/messages`) or Gemini (`POST
+//!   /v1beta/models/MODEL:generateContent`);
 //! - `--base-url URL` (or `AGENT_BASE_URL`): the API's base, without `/v1`; any server speaking
 //!   the format (a provider, a local model server, a test server);
 //! - `--model NAME` (or `AGENT_MODEL`);
 //! - `--workspace DIR`: the directory the tools work in (the current directory by default);
 //! - `--allow-writes`: approve calls of tools that change the workspace (else they are denied
 //!   and the model is told so);
-//! - the key comes from `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`, when set.
+//! - the key comes from `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` or `GEMINI_API_KEY`, when set.
 //!
 //! It prints the answer on stdout and one line per tool call on stderr.
 
@@ -58,9 +59,10 @@ fn parse_args() -> Result<Args, String> {
             _ => return Err("one prompt only (quote it)".to_owned()),
         }
     }
-    let api = api.ok_or("`--api openai|anthropic` is required")?;
+    let api = api.ok_or("`--api openai|anthropic|gemini` is required")?;
     Ok(Args {
-        api: Api::from_name(&api).ok_or(format!("unknown API `{api}`: openai or anthropic"))?,
+        api: Api::from_name(&api)
+            .ok_or(format!("unknown API `{api}`: openai, anthropic or gemini"))?,
         base_url: base_url.ok_or("`--base-url URL` is required")?,
         model: model.ok_or("`--model NAME` is required")?,
         workspace,
@@ -108,6 +110,7 @@ async fn main() -> ExitCode {
     config.api_key = match args.api {
         Api::OpenAi => std::env::var("OPENAI_API_KEY").ok(),
         Api::Anthropic => std::env::var("ANTHROPIC_API_KEY").ok(),
+        Api::Gemini => std::env::var("GEMINI_API_KEY").ok(),
     };
     match run(&executor, &config, &args.prompt).await {
         Ok(done) => {

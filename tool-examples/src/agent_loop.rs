@@ -2,7 +2,7 @@
 //! call the model makes runs through the [`Executor`], each result goes back with
 //! [`tool_core::reply`] (call ids kept), until the model answers without calling a tool.
 //!
-//! Two wire formats:
+//! Three wire formats:
 //!
 //! - [`Api::OpenAi`]: Chat Completions, `POST {base}/v1/chat/completions` with `tools` (the
 //!   OpenAI export); the assistant message's `tool_calls` are run, each result goes back as a
@@ -10,6 +10,10 @@
 //! - [`Api::Anthropic`]: Messages, `POST {base}/v1/messages` with `tools` (the Anthropic export);
 //!   the `tool_use` blocks are run, the results go back as one user message of `tool_result`
 //!   blocks with their `tool_use_id` and `is_error`.
+//! - [`Api::Gemini`]: `POST {base}/v1beta/models/{model}:generateContent` with `tools:
+//!   [{"functionDeclarations"}]` (the Gemini export); the candidate's `functionCall` parts are
+//!   run, the results go back as one user content of `functionResponse` parts, matched by name
+//!   and by id when the call had one.
 //!
 //! A refusal (bad arguments, a path outside the workspace, a denied approval) is not an error of
 //! the loop: its feedback (reason code, failing paths, schema fragments) goes back to the model,
@@ -36,14 +40,17 @@ pub enum Api {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+    /// Gemini `generateContent`.
+    Gemini,
 }
 
 impl Api {
-    /// `openai` or `anthropic`.
+    /// `openai`, `anthropic` or `gemini`.
     pub fn from_name(name: &str) -> Option<Api> {
         match name {
             "openai" => Some(Api::OpenAi),
             "anthropic" => Some(Api::Anthropic),
+            "gemini" => Some(Api::Gemini),
             _ => None,
         }
     }
@@ -57,8 +64,8 @@ pub struct AgentConfig {
     /// The API's base URL, without `/v1/...`: `https://api.openai.com`,
     /// `https://api.anthropic.com`, or a local server.
     pub base_url: String,
-    /// The API key: sent as `Authorization: Bearer` (OpenAI) or `x-api-key` (Anthropic); none
-    /// for a local server.
+    /// The API key: sent as `Authorization: Bearer` (OpenAI), `x-api-key` (Anthropic) or
+    /// `x-goog-api-key` (Gemini); none for a local server.
     pub api_key: Option<String>,
     /// The model name.
     pub model: String,
@@ -150,18 +157,25 @@ pub async fn run(
     let format = match config.api {
         Api::OpenAi => Format::OpenAi,
         Api::Anthropic => Format::Anthropic,
+        Api::Gemini => Format::Gemini,
     };
-    let tools = export_value(executor.registry(), format, ExportOptions::default())
+    let mut tools = export_value(executor.registry(), format, ExportOptions::default())
         .map_err(|e| AgentError::Export(e.to_string()))?;
+    let mut messages = vec![json!({"role": "user", "content": prompt})];
+    if config.api == Api::Gemini {
+        // Gemini's tools are a list of `{"functionDeclarations"}`, its turns are contents.
+        tools = json!([tools]);
+        messages = vec![json!({"role": "user", "parts": [{"text": prompt}]})];
+    }
     let client = reqwest::Client::new();
     let session = executor.new_session();
-    let mut messages = vec![json!({"role": "user", "content": prompt})];
     let mut results = Vec::new();
     for turn in 1..=config.max_turns {
         let reply = post(&client, config, &messages, &tools).await?;
         let (message, calls) = match config.api {
             Api::OpenAi => openai_turn(reply)?,
             Api::Anthropic => anthropic_turn(reply)?,
+            Api::Gemini => gemini_turn(reply)?,
         };
         messages.push(message.clone());
         let Some(calls) = calls else {
@@ -187,6 +201,7 @@ pub async fn run(
                 other => messages.push(other),
             },
             Api::Anthropic => messages.push(reply_batch(&ran, Provider::Anthropic)),
+            Api::Gemini => messages.push(reply_batch(&ran, Provider::Gemini)),
         }
         results.extend(ran);
     }
@@ -214,6 +229,10 @@ async fn post(
                 "tools": tools,
             }),
         ),
+        Api::Gemini => (
+            format!("{base}/v1beta/models/{}:generateContent", config.model),
+            json!({"contents": messages, "tools": tools}),
+        ),
     };
     let mut request = client
         .post(url)
@@ -228,7 +247,8 @@ async fn post(
                 None => r,
             }
         }
-        (Api::OpenAi, None) => request,
+        (Api::Gemini, Some(key)) => request.header("x-goog-api-key", key),
+        (Api::OpenAi | Api::Gemini, None) => request,
     };
     let mut response = request.send().await?;
     let status = response.status();
@@ -283,6 +303,26 @@ fn anthropic_turn(reply: Value) -> Result<(Value, Option<Value>), AgentError> {
     Ok((message, uses_tools.then_some(content)))
 }
 
+/// The model's content of a `generateContent` reply (its one candidate), and its parts when one
+/// is a `functionCall`.
+fn gemini_turn(mut reply: Value) -> Result<(Value, Option<Value>), AgentError> {
+    let Some(content) = reply
+        .pointer_mut("/candidates/0/content")
+        .map(Value::take)
+        .filter(|c| c["parts"].is_array())
+    else {
+        return Err(AgentError::BadReply(
+            "no `candidates[0].content.parts`".to_owned(),
+        ));
+    };
+    let calls = content["parts"]
+        .as_array()
+        .is_some_and(|parts| parts.iter().any(|p| p.get("functionCall").is_some()))
+        .then(|| content["parts"].clone());
+    let message = json!({"role": "model", "parts": content["parts"]});
+    Ok((message, calls))
+}
+
 /// The text of the model's final message.
 fn answer_text(api: Api, message: &Value) -> String {
     match api {
@@ -293,6 +333,14 @@ fn answer_text(api: Api, message: &Value) -> String {
             .flatten()
             .filter(|b| b["type"] == "text")
             .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        Api::Gemini => message["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p.get("thought").is_none())
+            .filter_map(|p| p["text"].as_str())
             .collect::<Vec<_>>()
             .join(""),
     }

@@ -1,5 +1,5 @@
 //! The agent loop against a scripted model server of each wire format (OpenAI Chat Completions,
-//! Anthropic Messages), a real HTTP server on a loopback port: the server replies with tool calls
+//! Anthropic Messages, Gemini generateContent), a real HTTP server on a loopback port: the server replies with tool calls
 //! (one of them with arguments the schema refuses), then an answer; the test checks what the loop
 //! sent (the exported tools, the call ids kept, the refusal's reason code, failing path and
 //! schema fragment in the feedback) and that the loop ends with the scripted answer.
@@ -14,7 +14,7 @@ use axum::routing::post;
 use axum::Router;
 use serde_json::{json, Value};
 use tool_core::{Executor, ExecutorConfig, ReasonCode};
-use tool_examples::agent_loop::{run, AgentConfig, AgentError, Api};
+use tool_examples::agent_loop::{run, AgentConfig, AgentError, Api, Finished};
 
 /// What the server was sent, and what it answers next.
 #[derive(Default)]
@@ -70,6 +70,19 @@ fn executor(ws: &std::path::Path) -> Executor {
 
 const ANSWER: &str = "notes.txt says: buy milk";
 
+/// Run the loop against `base` with the API key `key`: it ends with the scripted answer at the
+/// second turn.
+async fn answered(exec: &Executor, api: Api, base: &str, key: &str) -> Finished {
+    let mut config = AgentConfig::new(api, base, "test-model");
+    config.api_key = Some(key.to_owned());
+    let done = run(exec, &config, "What do my notes say?")
+        .await
+        .expect("the loop ends with an answer");
+    assert_eq!(done.answer, ANSWER);
+    assert_eq!(done.turns, 2);
+    done
+}
+
 /// The feedback of the refused call names the reason code, the failing path and the schema
 /// fragment that path must match.
 fn assert_retry_feedback(text: &str) {
@@ -110,13 +123,7 @@ async fn openai_chat_completions_loop_runs_the_calls_feeds_back_the_refusal_and_
         ],
     )
     .await;
-    let mut config = AgentConfig::new(Api::OpenAi, &base, "test-model");
-    config.api_key = Some("sk-test".to_owned());
-    let done = run(&exec, &config, "What do my notes say?")
-        .await
-        .expect("the loop ends with an answer");
-    assert_eq!(done.answer, ANSWER);
-    assert_eq!(done.turns, 2);
+    let done = answered(&exec, Api::OpenAi, &base, "sk-test").await;
     let codes: Vec<_> = done
         .results
         .iter()
@@ -185,13 +192,7 @@ async fn anthropic_messages_loop_runs_the_calls_feeds_back_the_refusal_and_stops
         ],
     )
     .await;
-    let mut config = AgentConfig::new(Api::Anthropic, &base, "test-model");
-    config.api_key = Some("key-test".to_owned());
-    let done = run(&exec, &config, "What do my notes say?")
-        .await
-        .expect("the loop ends with an answer");
-    assert_eq!(done.answer, ANSWER);
-    assert_eq!(done.turns, 2);
+    answered(&exec, Api::Anthropic, &base, "key-test").await;
 
     let requests = script.requests.lock().expect("lock");
     assert_eq!(requests.len(), 2, "one request per turn");
@@ -252,4 +253,61 @@ async fn an_error_status_ends_the_loop_with_it() {
         matches!(&err, AgentError::Status { status: 500, body } if body == "the script is over"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn gemini_loop_runs_the_function_calls_feeds_back_the_refusal_and_stops_at_the_answer() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let exec = executor(ws.path());
+    let parts = json!([
+        {"text": "Let me look."},
+        {"functionCall": {"id": "fc_bad", "name": "read_file",
+         "args": {"path": "notes.txt", "max_bytes": 0}}},
+        {"functionCall": {"name": "read_file", "args": {"path": "notes.txt", "max_bytes": 100}}},
+    ]);
+    let (base, script) = serve(
+        "/v1beta/models/test-model:generateContent",
+        vec![
+            json!({"candidates": [{"content": {"role": "model", "parts": parts},
+                "finishReason": "STOP", "index": 0}], "modelVersion": "test-model"}),
+            json!({"candidates": [{"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                "finishReason": "STOP", "index": 0}]}),
+        ],
+    )
+    .await;
+    answered(&exec, Api::Gemini, &base, "key-test").await;
+
+    let requests = script.requests.lock().expect("lock");
+    assert_eq!(requests.len(), 2, "one request per turn");
+    for (headers, request) in requests.iter() {
+        assert_eq!(headers["x-goog-api-key"], "key-test");
+        let declarations = request["tools"][0]["functionDeclarations"]
+            .as_array()
+            .expect("function declarations");
+        let read_file = declarations
+            .iter()
+            .find(|t| t["name"] == "read_file")
+            .expect("read_file is offered");
+        assert_eq!(read_file["parameters"]["type"], "object");
+    }
+    let contents = requests[1].1["contents"].as_array().expect("contents");
+    assert_eq!(contents.len(), 3, "{contents:?}");
+    assert_eq!(
+        contents[0],
+        json!({"role": "user", "parts": [{"text": "What do my notes say?"}]})
+    );
+    assert_eq!(contents[1], json!({"role": "model", "parts": parts}));
+    assert_eq!(contents[2]["role"], "user");
+    let responses = contents[2]["parts"]
+        .as_array()
+        .expect("functionResponse parts");
+    assert_eq!(responses.len(), 2);
+    let bad = &responses[0]["functionResponse"];
+    assert_eq!(bad["id"], "fc_bad");
+    assert_eq!(bad["name"], "read_file");
+    assert_eq!(bad["response"]["error"]["code"], "invalid_arguments");
+    assert_retry_feedback(bad["response"]["error"]["message"].as_str().expect("text"));
+    let ok = &responses[1]["functionResponse"];
+    assert_eq!(ok["name"], "read_file");
+    assert_eq!(ok["response"], json!({"output": "buy milk\n"}));
 }

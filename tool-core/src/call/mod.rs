@@ -14,7 +14,14 @@
 //! - OpenAI Responses API: `{"type": "function_call", "name": NAME, "arguments": "<JSON string>",
 //!   "call_id": ID}`, with optional `"id"` and `"status": "completed"` (other statuses are refused:
 //!   the call is not finished); the call id is `call_id`;
-//! - Anthropic: `{"type": "tool_use", "id": ID, "name": NAME, "input": {...}}`.
+//! - Anthropic: `{"type": "tool_use", "id": ID, "name": NAME, "input": {...}}`;
+//! - Gemini: a part `{"functionCall": {"name": NAME, "args": {...}, "id"?: ID}}` (optional
+//!   `thoughtSignature`; no `args`: no arguments).
+//!
+//! Call ids chosen by a model must be [`valid_call_id`]s. When a call does not parse but its
+//! envelope still names its id (malformed `arguments`, a duplicate key in `input`, an oversized
+//! input, a bad name), the [`ParseError`] keeps that id and the tool name, so the refusal is
+//! answered under the id the provider expects.
 //!
 //! Any other key is refused. The `arguments` string of the OpenAI shapes is parsed by the same
 //! strict parser under the same limits and must hold a JSON object.
@@ -49,17 +56,25 @@
 //! statements (`;` or a second line) and trailing text are refused. Whitespace, newlines inside the
 //! brackets and trailing commas are accepted, as Python accepts them.
 
+mod fields;
+mod gemini;
+mod input;
 mod json;
+mod salvage;
 mod shape;
 pub mod stream;
 mod text;
+mod turn;
 mod types;
 
 use serde_json::Value;
 
+use input::{classify, Input};
+
 pub use crate::schema::export::Dialect;
 pub use stream::ToolCallAssembler;
-pub use types::{ParseError, ParseLimits, ToolCall, DEPTH_CEILING};
+pub use turn::{parse_turn, parse_turn_items, Turn};
+pub use types::{valid_call_id, ParseError, ParseLimits, ToolCall, DEPTH_CEILING, MAX_CALL_ID_LEN};
 
 /// Parse one call, in any of the shapes listed in the [module documentation](self).
 ///
@@ -72,7 +87,9 @@ pub fn parse_call(input: &str, limits: &ParseLimits) -> Result<ToolCall, ParseEr
             if let Some((name, args)) = json::tool_args_call(doc, limits) {
                 return Ok(ToolCall::new(name, args));
             }
-            call_from_value(json::parse(doc, limits)?, limits)
+            json::parse(doc, limits)
+                .and_then(|value| call_from_value(value, limits))
+                .map_err(|e| salvage::from_doc(e, doc))
         }
         Input::Text(text) => text::parse(text, limits),
     }
@@ -96,8 +113,9 @@ fn call_from_value(doc: Value, limits: &ParseLimits) -> Result<ToolCall, ParseEr
 /// `message` and `reasoning` items, are skipped; any other item type is refused); a Chat
 /// Completions assistant message `{"role": "assistant", "content": ..., "tool_calls": [...]}`
 /// (optional `refusal` and `annotations` keys tolerated); an Anthropic-style assistant message
-/// `{"role": "assistant", "content": [blocks]}`; or a single call of any shape, text actions
-/// included. One bad item refuses the whole turn; more than [`ParseLimits::max_calls`] calls are
+/// `{"role": "assistant", "content": [blocks]}`; a Gemini content `{"role": "model", "parts":
+/// [...]}` (text parts skipped) or a whole Gemini response `{"candidates": [{"content": ...}]}`
+/// with one candidate; or a single call of any shape, text actions included. One bad item refuses the whole turn; more than [`ParseLimits::max_calls`] calls are
 /// refused.
 pub fn parse_batch(input: &str, limits: &ParseLimits) -> Result<Vec<ToolCall>, ParseError> {
     let calls = match classify(input, limits)? {
@@ -120,113 +138,6 @@ pub fn parse_batch(input: &str, limits: &ParseLimits) -> Result<Vec<ToolCall>, P
         )));
     }
     Ok(calls)
-}
-
-/// Parse a JSON array of calls (a model turn) item by item: the whole array must be well-formed
-/// strict JSON within the limits (duplicate keys, depth, sizes), but an item of an unknown shape is
-/// refused in its place while the other items still parse. Content blocks that carry no call
-/// (`text`, `thinking`, …) are skipped, as in [`parse_batch`].
-pub fn parse_turn_items(
-    input: &str,
-    limits: &ParseLimits,
-) -> Result<Vec<Result<ToolCall, ParseError>>, ParseError> {
-    let Input::Json(doc) = classify(input, limits)? else {
-        return Err(ParseError::new(
-            "a model turn here must be a JSON array of calls",
-        ));
-    };
-    let Value::Array(items) = json::parse(doc, limits)? else {
-        return Err(ParseError::new(
-            "a model turn here must be a JSON array of calls",
-        ));
-    };
-    let mut out = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let path = format!("$[{i}]");
-        match item {
-            Value::Object(obj) => {
-                if shape::carries_no_call(&obj) {
-                    continue;
-                }
-                out.push(shape::call_from_object(obj, &path, limits));
-            }
-            _ => out.push(Err(ParseError::new(format!(
-                "{path} must be a JSON object (a call or a content block)"
-            )))),
-        }
-    }
-    if out.len() > limits.max_calls {
-        return Err(ParseError::new(format!(
-            "the turn has {} calls; the limit is {}",
-            out.len(),
-            limits.max_calls
-        )));
-    }
-    Ok(out)
-}
-
-enum Input<'a> {
-    Json(&'a str),
-    Text(&'a str),
-}
-
-/// Size check, fence handling, and the JSON/text decision.
-fn classify<'a>(input: &'a str, limits: &ParseLimits) -> Result<Input<'a>, ParseError> {
-    if input.len() > limits.max_bytes {
-        return Err(ParseError::new(format!(
-            "the input is {} bytes; the limit is {}",
-            input.len(),
-            limits.max_bytes
-        )));
-    }
-    let trimmed = input.trim();
-    if trimmed.is_empty() {
-        return Err(ParseError::new("the input is empty"));
-    }
-    if trimmed.starts_with("```") {
-        if !limits.allow_fenced {
-            return Err(ParseError::new(
-                "markdown-fenced input is refused; send bare JSON (or set allow_fenced)",
-            ));
-        }
-        return Ok(Input::Json(unfence(trimmed)?));
-    }
-    if trimmed.starts_with(['{', '[']) {
-        Ok(Input::Json(input))
-    } else {
-        Ok(Input::Text(input))
-    }
-}
-
-/// The JSON inside one ```` ``` ```` or ```` ```json ```` fence, and nothing else around it.
-fn unfence(fenced: &str) -> Result<&str, ParseError> {
-    let Some((open, rest)) = fenced.split_once('\n') else {
-        return Err(ParseError::new(
-            "the markdown fence has no closing ``` line",
-        ));
-    };
-    let info = open.trim_start_matches('`').trim();
-    if !open.starts_with("```") || open.starts_with("````") || !(info.is_empty() || info == "json")
-    {
-        return Err(ParseError::new(format!(
-            "the markdown fence must open with ``` or ```json, not {:?}",
-            open.trim()
-        )));
-    }
-    let Some(body) = rest.trim_end().strip_suffix("```") else {
-        return Err(ParseError::new(
-            "the markdown fence has no closing ``` line",
-        ));
-    };
-    if !(body.is_empty() || body.ends_with('\n')) || body.contains("```") {
-        return Err(ParseError::new(
-            "the markdown fence must hold one JSON document and close with ``` on its own line",
-        ));
-    }
-    if !body.trim_start().starts_with(['{', '[']) {
-        return Err(ParseError::new("a markdown fence may only hold JSON"));
-    }
-    Ok(body)
 }
 
 #[cfg(test)]

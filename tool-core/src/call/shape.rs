@@ -2,8 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use super::json;
+use super::fields::{name, only_keys, optional_id};
 use super::types::{quoted, ParseError, ParseLimits, ToolCall};
+use super::{gemini, json};
 use crate::schema::export::Dialect;
 
 /// Item types of a model turn that carry no call and are skipped in a batch.
@@ -27,10 +28,14 @@ pub(super) fn call_from_object(
     if obj.contains_key("tool") || obj.contains_key("args") {
         return tool_args(obj, path);
     }
+    if obj.contains_key("functionCall") {
+        return gemini::function_call(obj, path);
+    }
     let Some(kind) = obj.get("type") else {
         return Err(ParseError::new(format!(
-            "unrecognised call shape at {path}: expected {{\"tool\", \"args\"}} or a \"type\" of \
-             \"function\", \"function_call\" or \"tool_use\"; found keys {}",
+            "unrecognised call shape at {path}: expected {{\"tool\", \"args\"}}, a Gemini \
+             {{\"functionCall\"}} part or a \"type\" of \"function\", \"function_call\" or \
+             \"tool_use\"; found keys {}",
             key_list(&obj)
         )));
     };
@@ -47,9 +52,14 @@ pub(super) fn call_from_object(
     }
 }
 
-/// `true` for content blocks and items that carry no call (`text`, `thinking`, …).
+/// `true` for content blocks and items that carry no call (`text`, `thinking`, …, and Gemini's
+/// text parts).
 pub(super) fn carries_no_call(obj: &Map<String, Value>) -> bool {
-    matches!(obj.get("type"), Some(Value::String(kind)) if SKIPPED_TYPES.contains(&kind.as_str()))
+    match obj.get("type") {
+        Some(Value::String(kind)) => SKIPPED_TYPES.contains(&kind.as_str()),
+        Some(_) => false,
+        None => gemini::is_text_part(obj),
+    }
 }
 
 /// The calls of a JSON array (a model turn), skipping items that carry no call.
@@ -74,15 +84,28 @@ pub(super) fn calls_from_array(
     Ok(calls)
 }
 
-/// The calls of a JSON object: an assistant message, or a single call.
+/// The calls of a JSON object: an assistant message, a Gemini turn, or a single call.
 pub(super) fn calls_from_object(
     mut obj: Map<String, Value>,
     limits: &ParseLimits,
 ) -> Result<Vec<ToolCall>, ParseError> {
+    if gemini::is_turn(&obj) {
+        let (parts, path) = gemini::turn_parts(obj)?;
+        return calls_from_array(parts, &path, limits);
+    }
     if !obj.contains_key("role") {
         return Ok(vec![call_from_object(obj, "$", limits)?]);
     }
-    only_keys(&obj, &["role"], MESSAGE_KEYS, "$", "an assistant message")?;
+    let (items, path) = message_items(&mut obj)?;
+    calls_from_array(items, &path, limits)
+}
+
+/// The items of an assistant message that may hold calls (its `tool_calls`, else its content
+/// blocks) and their JSON path.
+pub(super) fn message_items(
+    obj: &mut Map<String, Value>,
+) -> Result<(Vec<Value>, String), ParseError> {
+    only_keys(obj, &["role"], MESSAGE_KEYS, "$", "an assistant message")?;
     if obj.get("role").and_then(Value::as_str) != Some("assistant") {
         return Err(ParseError::new(
             "$.role must be \"assistant\": only an assistant message carries tool calls",
@@ -96,12 +119,11 @@ pub(super) fn calls_from_object(
                     "$ has both \"tool_calls\" and a content-block array; send one or the other",
                 ));
             }
-            let calls = calls_from_array(items, "$.tool_calls", limits)?;
-            Ok(calls)
+            Ok((items, "$.tool_calls".to_owned()))
         }
         Some(Value::Null) | None => match content {
-            Some(Value::Array(blocks)) => calls_from_array(blocks, "$.content", limits),
-            _ => Ok(Vec::new()),
+            Some(Value::Array(blocks)) => Ok((blocks, "$.content".to_owned())),
+            _ => Ok((Vec::new(), "$.content".to_owned())),
         },
         Some(_) => Err(ParseError::new("$.tool_calls must be an array")),
     }
@@ -225,56 +247,6 @@ fn anthropic(mut obj: Map<String, Value>, path: &str) -> Result<ToolCall, ParseE
         id,
         dialect: Some(Dialect::Anthropic),
     })
-}
-
-/// Refuse missing `required` keys and any key outside `required` and `optional`.
-fn only_keys(
-    obj: &Map<String, Value>,
-    required: &[&str],
-    optional: &[&str],
-    path: &str,
-    what: &str,
-) -> Result<(), ParseError> {
-    if let Some(extra) = obj
-        .keys()
-        .find(|k| !required.contains(&k.as_str()) && !optional.contains(&k.as_str()))
-    {
-        return Err(ParseError::new(format!(
-            "unexpected key {} at {path} in {what}; allowed keys: {}",
-            quoted(extra),
-            required
-                .iter()
-                .chain(optional)
-                .map(|k| format!("{k:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    if let Some(missing) = required.iter().find(|k| !obj.contains_key(**k)) {
-        return Err(ParseError::new(format!(
-            "missing key {missing:?} at {path} in {what}"
-        )));
-    }
-    Ok(())
-}
-
-fn name(value: Option<Value>, path: &str) -> Result<String, ParseError> {
-    match value {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s),
-        Some(Value::String(_)) => Err(ParseError::new(format!("{path} is an empty tool name"))),
-        _ => Err(ParseError::new(format!("{path} must be a string"))),
-    }
-}
-
-/// An id is a non-empty string when present; `null` counts as absent.
-fn optional_id(value: Option<Value>, path: &str) -> Result<Option<String>, ParseError> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-        Some(_) => Err(ParseError::new(format!(
-            "{path} must be a non-empty string"
-        ))),
-    }
 }
 
 /// OpenAI sends arguments as a string holding a JSON object: parse it as strictly as the rest.

@@ -85,11 +85,19 @@ impl ParseLimits {
 }
 
 /// Why a call could not be parsed; always reason code `malformed_call`.
+///
+/// When the call's envelope could still be read (an OpenAI call whose `arguments` string is
+/// malformed, an Anthropic `tool_use` whose `input` has a duplicate key, ...), the error keeps the
+/// call id and tool name the envelope named, so the refusal is answered under that id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed call: {message}")]
 pub struct ParseError {
     /// What was wrong and where.
     pub message: String,
+    /// The provider's call id the envelope named, when it is a valid id ([`valid_call_id`]).
+    pub call_id: Option<String>,
+    /// The tool name the envelope named, when it named one.
+    pub tool: Option<String>,
 }
 
 impl ParseError {
@@ -97,6 +105,8 @@ impl ParseError {
     pub fn new(message: impl Into<String>) -> Self {
         ParseError {
             message: message.into(),
+            call_id: None,
+            tool: None,
         }
     }
 
@@ -104,6 +114,21 @@ impl ParseError {
     pub fn code(&self) -> crate::reason::ReasonCode {
         crate::reason::ReasonCode::MalformedCall
     }
+}
+
+/// Longest call id accepted from a model, in bytes.
+pub const MAX_CALL_ID_LEN: usize = 128;
+
+/// `true` for a call id a model may choose: 1 to [`MAX_CALL_ID_LEN`] ASCII letters, digits, `_`
+/// and `-` (Anthropic's own rule for `tool_use` ids, which OpenAI's `call_...` ids and Gemini's
+/// ids follow too). Anything else could become a path, a log line or a key it was not meant to
+/// be: such an id is never used, the call is refused under a fresh id.
+pub fn valid_call_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_CALL_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// `s` as a JSON string literal, for messages (bounded so a huge key cannot flood a log).

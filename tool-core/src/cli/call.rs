@@ -13,11 +13,12 @@
 //! one line each, `[LEVEL] CALL_ID: MESSAGE` (control characters escaped), at `info` and above
 //! by default (`--log-level`); stdout carries only result lines.
 //!
-//! With `--batch`, a line holding a JSON array of calls (one model turn) runs as one batch
+//! With `--batch`, a line holding a model turn (a JSON array of calls, an assistant message, a
+//! Gemini content `{"parts"}` or response `{"candidates"}`) runs as one batch
 //! ([`Executor::run_batch`]) and is answered with one line holding a JSON array of result
-//! objects, in call order, each as above plus `"index"` (its place in the array). An element that
-//! is not a valid call is refused (`malformed_call`) in its place without stopping the others. Any
-//! other line is served as without `--batch`.
+//! objects, in call order, each as above plus `"index"` (its place in the turn). A call that is
+//! not valid is refused (`malformed_call`) in its place, under the id its envelope names, without
+//! stopping the others. Any other line is served as without `--batch`.
 //!
 //! Each line is judged on its own: the error budget (`--error-budget`) counts consecutive failures
 //! within one line (the calls of a batch) and starts afresh on the next line, so a file of test
@@ -40,7 +41,7 @@ use serde_json::{json, Value};
 use super::shared::CliError;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver, FixedApprover};
 use crate::audit::{AuditLogError, JsonlAuditSink};
-use crate::call::{parse_turn_items, ParseError, ParseLimits, ToolCall};
+use crate::call::{parse_turn, ParseError, ParseLimits, ToolCall, Turn};
 use crate::context::{LogLevel, LogMessage, LogSink};
 use crate::executor::{
     BatchOptions, CallOptions, CallResult, CallStatus, Executor, ExecutorConfig, ExecutorError,
@@ -409,23 +410,29 @@ enum Lined {
     Batch(Vec<CallResult>),
 }
 
-/// In batch mode, a line that is a JSON array: each element parsed as one call (`None`: not a
-/// batch line). A line that starts like an array but is not one is a malformed call.
+/// In batch mode, a line that is a model turn (a JSON array of calls, an assistant message, a
+/// Gemini content or response): each call parsed on its own (`None`: not a turn, served as one
+/// call). A line that starts like an array but is not one is a malformed call.
 fn batch_of(
     mode: LineMode,
     text: &str,
     limits: &ParseLimits,
 ) -> Option<Result<Vec<Result<ToolCall, ParseError>>, ParseError>> {
-    if mode != LineMode::Batch || !text.starts_with('[') {
+    if mode != LineMode::Batch || !text.starts_with(['[', '{']) {
         return None;
     }
     // The whole line goes through the strict parser (duplicate keys, depth and size limits at
-    // every level); an item of an unknown shape is refused in its place.
+    // every level); a call of an unknown shape or with malformed arguments is refused in its
+    // place, under the id its envelope names.
     let limits = ParseLimits {
         max_calls: limits.max_calls.min(MAX_BATCH_CALLS),
         ..limits.clone()
     };
-    Some(parse_turn_items(text, &limits))
+    match parse_turn(text, &limits) {
+        Ok(Turn::Calls(calls)) => Some(Ok(calls)),
+        Ok(Turn::Call(_)) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 fn to_json(line: u64, r: CallResult) -> Value {

@@ -78,8 +78,9 @@ impl Executor {
         )
     }
 
-    /// The tool name (when parsed) and the call id: the caller's, the provider's, or a fresh
-    /// `call-N`.
+    /// The tool name (when parsed, or named by the envelope of a call that did not parse) and the
+    /// call id: the caller's, the provider's (also salvaged from the envelope of a call that did
+    /// not parse), or a fresh `call-N`.
     pub(super) fn identify(
         &self,
         parsed: &Result<ToolCall, ParseError>,
@@ -87,7 +88,7 @@ impl Executor {
     ) -> (Option<String>, String) {
         let (tool, id) = match parsed {
             Ok(call) => (Some(call.name.clone()), given.or(call.id.as_deref())),
-            Err(_) => (None, given),
+            Err(e) => (e.tool.clone(), given.or(e.call_id.as_deref())),
         };
         (tool, self.call_id(id.map(str::to_owned)))
     }

@@ -228,7 +228,9 @@ fn tool_args_fast_path_agrees_with_the_general_path() {
     for l in &limits {
         for &input in &inputs {
             let general = match classify(input, l) {
-                Ok(Input::Json(doc)) => json::parse(doc, l).and_then(|v| call_from_value(v, l)),
+                Ok(Input::Json(doc)) => json::parse(doc, l)
+                    .and_then(|v| call_from_value(v, l))
+                    .map_err(|e| salvage::from_doc(e, doc)),
                 Ok(Input::Text(_)) => panic!("{input:?} is JSON"),
                 Err(e) => Err(e),
             };
