@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::types::{quoted, valid_call_id, ParseError, MAX_CALL_ID_LEN};
+use super::types::{quoted, valid_call_id, ParseError};
 
 /// Refuse missing `required` keys and any key outside `required` and `optional`.
 pub(super) fn only_keys(
@@ -43,16 +43,13 @@ pub(super) fn name(value: Option<Value>, path: &str) -> Result<String, ParseErro
     }
 }
 
-/// An id is a [`valid_call_id`] string when present; `null` counts as absent.
+/// An id is a [`valid_call_id`] string when present; `null` counts as absent. A string that is
+/// not a valid id is never used: the call goes on under a fresh id, as if it had none.
 pub(super) fn optional_id(value: Option<Value>, path: &str) -> Result<Option<String>, ParseError> {
     match value {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) if valid_call_id(&s) => Ok(Some(s)),
-        Some(Value::String(s)) if !s.is_empty() => Err(ParseError::new(format!(
-            "{path} is not a valid call id: 1 to {MAX_CALL_ID_LEN} ASCII letters, digits, `_` \
-             and `-`, not {}",
-            quoted(&s)
-        ))),
+        Some(Value::String(s)) if !s.is_empty() => Ok(None),
         Some(_) => Err(ParseError::new(format!(
             "{path} must be a non-empty string"
         ))),

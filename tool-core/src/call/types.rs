@@ -122,7 +122,7 @@ pub const MAX_CALL_ID_LEN: usize = 128;
 /// `true` for a call id a model may choose: 1 to [`MAX_CALL_ID_LEN`] ASCII letters, digits, `_`
 /// and `-` (Anthropic's own rule for `tool_use` ids, which OpenAI's `call_...` ids and Gemini's
 /// ids follow too). Anything else could become a path, a log line or a key it was not meant to
-/// be: such an id is never used, the call is refused under a fresh id.
+/// be: such an id is never used, the call goes on under a fresh id.
 pub fn valid_call_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= MAX_CALL_ID_LEN
