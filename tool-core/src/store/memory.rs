@@ -19,7 +19,7 @@ enum Entry {
 }
 
 /// The default [`Store`]: a map in this process, with expiry. Expired keys are dropped as
-/// they are met and in a sweep every [`SWEEP_EVERY`] writes, so memory stays bounded by
+/// they are met and in a sweep every 1024 writes, so memory stays bounded by
 /// what is live.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
