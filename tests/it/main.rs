@@ -24,6 +24,7 @@ mod executor;
 mod grants;
 mod host_reach;
 mod mcp_2026;
+mod mcp_fleet;
 mod mcp_input;
 mod mcp_load;
 mod mcp_prompt_input;

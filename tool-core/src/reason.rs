@@ -77,11 +77,17 @@ pub enum ReasonCode {
     /// appended to by someone else, or its state file forged or removed): the executor refuses
     /// to append to it, and to start on it.
     AuditTampered,
+    /// The store the server shares with its replicas ([`crate::store`]) is unreachable or did not
+    /// answer in time: what needs it (an approval round, a tool's questions, a task) is refused
+    /// before anything runs, and nothing is half-recorded. A used state is never taken as
+    /// unused because it could not be checked. Calls that need no shared state still answer,
+    /// and the server reconnects by itself when the store is back.
+    StoreUnavailable,
 }
 
 impl ReasonCode {
     /// Every reason code.
-    pub const ALL: [ReasonCode; 24] = [
+    pub const ALL: [ReasonCode; 25] = [
         ReasonCode::MalformedCall,
         ReasonCode::UnknownTool,
         ReasonCode::InvalidArguments,
@@ -106,6 +112,7 @@ impl ReasonCode {
         ReasonCode::InputLimitExceeded,
         ReasonCode::ClientQuotaExceeded,
         ReasonCode::AuditTampered,
+        ReasonCode::StoreUnavailable,
     ];
 
     /// The stable snake_case name.
@@ -135,6 +142,7 @@ impl ReasonCode {
             ReasonCode::InputLimitExceeded => "input_limit_exceeded",
             ReasonCode::ClientQuotaExceeded => "client_quota_exceeded",
             ReasonCode::AuditTampered => "audit_tampered",
+            ReasonCode::StoreUnavailable => "store_unavailable",
         }
     }
 

@@ -7,7 +7,7 @@
 //! `--max-pending-per-client` input-required rounds outstanding.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -21,8 +21,13 @@ use crate::decl::Risk;
 use crate::executor::{Executor, ExecutorConfig, ScanMode, DEFAULT_ERROR_BUDGET};
 use crate::mcp::proxy::{self, ChildRevision, ProxyConfig};
 use crate::mcp::quota::{DEFAULT_MAX_PENDING_PER_CLIENT, DEFAULT_MAX_TASKS_PER_CLIENT};
-use crate::mcp::{ClientQuotas, ExecutorBackend, McpBackend, McpServer, Named, ServerInfo};
+use crate::mcp::state_key::StateKeys;
+use crate::mcp::{
+    check_replica_name, default_replica_name, ClientQuotas, ExecutorBackend, McpBackend, McpServer,
+    Named, ServerInfo,
+};
 use crate::registry::Registry;
+use crate::store::open_store;
 
 /// Executor settings shared by `serve` and `proxy`.
 #[derive(Debug, Args)]
@@ -50,14 +55,21 @@ pub(crate) struct ExecArgs {
 }
 
 impl ExecArgs {
-    fn executor(&self, registry: Registry, app: &AppParts) -> Result<Arc<Executor>, CliError> {
+    /// The executor; `{replica}` in the audit log's path becomes `replica`'s name.
+    fn executor(
+        &self,
+        registry: Registry,
+        app: &AppParts,
+        replica: Option<&str>,
+    ) -> Result<Arc<Executor>, CliError> {
+        let audit = self.audit.as_deref().map(|p| audit_path(p, replica));
         let mut config = super::shared::executor_config(
             app.configure(ExecutorConfig::new(&self.workspace))
                 .error_budget(self.error_budget)
                 .sandbox(self.sandbox.into()),
             self.scan,
         )?;
-        match (&self.audit, &self.audit_key) {
+        match (&audit, &self.audit_key) {
             (Some(path), Some(key)) => {
                 let key = AuditKey::from_file(key).map_err(|e| CliError(e.to_string()))?;
                 config = config
@@ -99,6 +111,70 @@ impl QuotaArgs {
     }
 }
 
+/// One replica of a fleet, shared by `serve` and `proxy`.
+#[derive(Debug, Args)]
+pub(crate) struct FleetArgs {
+    /// Share used states, outstanding rounds, quotas and tasks with the other replicas in this
+    /// store: `redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://` for TLS (the `redis`
+    /// feature). Needs `--state-key-file`.
+    #[arg(long, value_name = "URL", requires = "state_key_file")]
+    store: Option<String>,
+    /// Sign approval states with the fleet's key from this file (at least 32 bytes, mode 600; a
+    /// second key line still verifies while keys rotate). Needs `--store`: without the shared
+    /// record of used states, a state could be used again at another replica or after a
+    /// restart.
+    #[arg(long, value_name = "FILE", requires = "store")]
+    state_key_file: Option<PathBuf>,
+    /// This replica's name in task leases, logs and `{replica}` of `--audit` (default: the
+    /// process id and random bits).
+    #[arg(long, value_name = "NAME")]
+    replica: Option<String>,
+}
+
+impl FleetArgs {
+    /// `server` as this replica of its fleet.
+    pub(crate) fn join<B: McpBackend>(
+        &self,
+        server: McpServer<B>,
+        replica: String,
+    ) -> Result<McpServer<B>, CliError> {
+        let server = server.with_replica_name(replica);
+        let (Some(url), Some(key_file)) = (&self.store, &self.state_key_file) else {
+            return Ok(server);
+        };
+        let keys = StateKeys::from_file(key_file).map_err(|e| CliError(e.to_string()))?;
+        let store = open_store(url).map_err(|e| CliError(format!("--store: {e}")))?;
+        eprintln!(
+            "replica {} of the fleet in {}",
+            server.replica_name(),
+            store.describe()
+        );
+        Ok(server.with_state_keys(keys).with_store(store))
+    }
+
+    /// This replica's name: the one given, checked, or a fresh default.
+    fn replica(&self) -> Result<String, CliError> {
+        match &self.replica {
+            Some(name) => check_replica_name(name)
+                .map(|()| name.clone())
+                .map_err(CliError),
+            None => Ok(default_replica_name()),
+        }
+    }
+}
+
+/// The audit log's path for `replica`: `{replica}` replaced by its name (a checked name, so
+/// no separator or `..` comes in).
+fn audit_path(path: &Path, replica: Option<&str>) -> PathBuf {
+    let shown = path.to_string_lossy();
+    match replica {
+        Some(name) if shown.contains("{replica}") => {
+            PathBuf::from(shown.replace("{replica}", name))
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
 fn parse_quota(s: &str) -> Result<usize, String> {
     match s.parse::<usize>() {
         Ok(0) => Err("a quota of 0 would serve nobody".to_owned()),
@@ -119,6 +195,8 @@ pub(crate) struct ServeArgs {
     http: Option<SocketAddr>,
     #[command(flatten)]
     quotas: QuotaArgs,
+    #[command(flatten)]
+    fleet: FleetArgs,
     #[command(flatten)]
     exec: ExecArgs,
 }
@@ -166,13 +244,18 @@ pub(crate) fn run_serve(
     info: ServerInfo,
     args: &ServeArgs,
 ) -> Result<ExitCode, CliError> {
-    let executor = args.exec.executor(registry.clone(), app)?;
+    let replica = args.fleet.replica()?;
+    let executor = args.exec.executor(registry.clone(), app, Some(&replica))?;
     let rt = runtime()?;
     let result = rt.block_on(async move {
         let tools = executor.registry().len();
         let server = args
             .quotas
             .server(Named::new(ExecutorBackend::new(executor), info));
+        let server = args
+            .fleet
+            .join(server, replica)
+            .map_err(|e| crate::mcp::ServeError::Invalid(e.0))?;
         match args.http {
             Some(addr) => {
                 eprintln!("serving {tools} tools at http://{addr}/mcp");
@@ -208,7 +291,7 @@ pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, Cl
             b = b.tool(def);
         }
         let registry = b.build().map_err(|e| CliError(e.to_string()))?;
-        let backend = ExecutorBackend::new(args.exec.executor(registry, app)?);
+        let backend = ExecutorBackend::new(args.exec.executor(registry, app, None)?);
         let server = args.quotas.server(backend);
         let served = match args.http {
             Some(addr) => {
@@ -322,5 +405,60 @@ mod tests {
             "s",
         ]);
         assert!(zero.is_err());
+    }
+
+    #[derive(Debug, Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse_serve(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|s| s.args)
+    }
+
+    #[test]
+    fn a_store_and_a_state_key_file_go_together() {
+        let base = ["--http", "127.0.0.1:1", "--workspace", "/w"];
+        let with = |extra: &[&str]| {
+            let mut v = base.to_vec();
+            v.extend_from_slice(extra);
+            parse_serve(&v)
+        };
+        let store_alone = with(&["--store", "redis://127.0.0.1:6379/0"]).expect_err("no key");
+        assert!(
+            store_alone.to_string().contains("--state-key-file"),
+            "{store_alone}"
+        );
+        let key_alone = with(&["--state-key-file", "/k"]).expect_err("no store");
+        assert!(key_alone.to_string().contains("--store"), "{key_alone}");
+        let both = with(&[
+            "--store",
+            "redis://127.0.0.1:6379/0",
+            "--state-key-file",
+            "/k",
+            "--replica",
+            "a-1",
+        ])
+        .expect("parses");
+        assert_eq!(both.fleet.replica().map_err(|e| e.0), Ok("a-1".to_owned()));
+    }
+
+    #[test]
+    fn a_replica_name_is_checked_and_names_the_audit_log() {
+        let p =
+            parse_serve(&["--stdio", "--workspace", "/w", "--replica", "../x"]).expect("parses");
+        assert!(p.fleet.replica().is_err());
+        let p = parse_serve(&["--stdio", "--workspace", "/w"]).expect("parses");
+        let name = p.fleet.replica().map_err(|e| e.0).expect("a default name");
+        assert!(check_replica_name(&name).is_ok());
+        assert_eq!(
+            audit_path(Path::new("/var/log/audit-{replica}.jsonl"), Some("r2")),
+            PathBuf::from("/var/log/audit-r2.jsonl")
+        );
+        assert_eq!(
+            audit_path(Path::new("/var/log/audit.jsonl"), Some("r2")),
+            PathBuf::from("/var/log/audit.jsonl")
+        );
     }
 }

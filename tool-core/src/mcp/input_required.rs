@@ -18,10 +18,10 @@
 //! outstanding round of its client until it is used or expires, within the client's quota
 //! ([`super::quota`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -35,10 +35,12 @@ use sha2::{Digest, Sha256};
 
 use super::elicitation::{approval_params, interpret_answer};
 use super::quota::{Caller, ClientQuotas, Rounds};
+use super::state_key::StateKeys;
 use crate::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use crate::input::APPROVAL_INPUT_ID;
 use crate::reason::ReasonCode;
 use crate::schema::canonical::canonical_bytes;
+use crate::store::Store;
 
 /// The key of the approval question in `inputRequests` and `inputResponses`.
 pub(super) const APPROVAL_INPUT_KEY: &str = APPROVAL_INPUT_ID;
@@ -162,11 +164,12 @@ struct Payload {
     progress: Progress,
 }
 
-/// Signs states and remembers which were used. One per server, shared by every request.
+/// Signs states and remembers which were used. One per server, shared by every request; with a
+/// shared store and key, one per fleet in effect.
 pub(super) struct ApprovalStates {
     codec: RequestStateCodec,
-    /// Nonces already used, until their state has expired anyway.
-    used: Mutex<HashMap<String, Instant>>,
+    /// Where the nonces already used are marked (`used:NONCE`, until their state expired anyway).
+    store: Arc<dyn Store>,
     /// Nonces issued and not yet used, per client.
     rounds: Rounds,
 }
@@ -181,22 +184,33 @@ impl std::fmt::Debug for ApprovalStates {
 }
 
 impl ApprovalStates {
-    /// A fresh signing key from the operating system's random source, and these bounds on
+    /// States signed with `keys`, marked used and counted in `store`, within these bounds on
     /// outstanding rounds.
-    pub(super) fn new(quotas: &ClientQuotas) -> Result<Self, String> {
-        let codec = super::state_key::StateKeys::generate()?.codec()?;
+    pub(super) fn new(
+        keys: &StateKeys,
+        quotas: &ClientQuotas,
+        store: Arc<dyn Store>,
+    ) -> Result<Self, String> {
         Ok(ApprovalStates {
-            codec,
-            used: Mutex::new(HashMap::new()),
-            rounds: Rounds::new(quotas),
+            codec: keys.codec()?,
+            rounds: Rounds::new(quotas, Arc::clone(&store)),
+            store,
         })
+    }
+
+    /// A fresh key and a store of its own (tests).
+    #[cfg(test)]
+    pub(super) fn generated(quotas: &ClientQuotas) -> Self {
+        let keys = StateKeys::generate().expect("random source");
+        let store: Arc<dyn Store> = Arc::new(crate::store::MemoryStore::new());
+        ApprovalStates::new(&keys, quotas, store).expect("codec")
     }
 
     /// The state for a call of `tool` with `client_args` by `caller` that got this far (tests;
     /// the server goes through [`super::stateless::Continuation`]). `Err`
     /// when the caller has its quota of outstanding rounds (the JSON-RPC error to answer with).
     #[cfg(test)]
-    pub(super) fn issue(
+    pub(super) async fn issue(
         &self,
         tool: &str,
         client_args: &Map<String, Value>,
@@ -204,11 +218,12 @@ impl ApprovalStates {
         progress: &Progress,
     ) -> Result<Sealed, ErrorData> {
         self.issue_for(TOOLS_CALL, tool, client_args, caller, progress)
+            .await
     }
 
     /// The state for a `method` request about `name` (a tool, a prompt) with `client_args` by
     /// `caller` that got this far, counted as one of its outstanding rounds.
-    pub(super) fn issue_for(
+    pub(super) async fn issue_for(
         &self,
         method: &str,
         tool: &str,
@@ -238,7 +253,8 @@ impl ApprovalStates {
             progress: progress.clone(),
         };
         self.rounds
-            .open(&caller.client, &payload.nonce, Instant::now() + STATE_TTL)?;
+            .open(&caller.client, &payload.nonce, STATE_TTL)
+            .await?;
         let context = signed_context(method, tool, client_args, &caller.id);
         let sealed = self.codec.seal_json_with(
             &payload,
@@ -246,7 +262,7 @@ impl ApprovalStates {
         );
         if sealed.is_err() {
             // Never sent: not outstanding.
-            self.rounds.close(&payload.nonce);
+            self.rounds.close(&caller.client, &payload.nonce).await;
         }
         Ok(sealed.map_err(|e| e.to_string()))
     }
@@ -254,7 +270,7 @@ impl ApprovalStates {
     /// Verify an echoed state for a call of `tool` with `client_args` by `caller`, and use it up
     /// (tests; the server goes through [`super::stateless::Continuation`]).
     #[cfg(test)]
-    pub(super) fn redeem(
+    pub(super) async fn redeem(
         &self,
         state: &str,
         tool: &str,
@@ -262,11 +278,14 @@ impl ApprovalStates {
         caller: &Caller,
     ) -> Result<Progress, StateRefusal> {
         self.redeem_for(state, TOOLS_CALL, tool, client_args, caller)
+            .await
     }
 
     /// Verify an echoed state for a `method` request about `tool` with `client_args` by
-    /// `caller`, and use it up.
-    pub(super) fn redeem_for(
+    /// `caller`, and use it up: marked used in the store first, so that of two replicas
+    /// redeeming one state exactly one succeeds. A store that cannot answer refuses the state
+    /// (`store_unavailable`): it is never taken as unused because it could not be checked.
+    pub(super) async fn redeem_for(
         &self,
         state: &str,
         method: &str,
@@ -295,19 +314,28 @@ impl ApprovalStates {
                 message: "the requestState was issued for another tool".to_owned(),
             });
         }
-        // Answered: the round is no longer outstanding, whatever the retry comes to.
-        self.rounds.close(&payload.nonce);
-        let now = Instant::now();
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        used.retain(|_, until| *until > now);
-        if used.contains_key(&payload.nonce) {
-            return Err(StateRefusal {
-                code: ReasonCode::ApprovalStateReplayed,
-                message: "this requestState was already used; a state is good for one retry"
-                    .to_owned(),
-            });
+        let used = format!("used:{}", payload.nonce);
+        match self.store.claim(&used, b"1", STATE_TTL).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(StateRefusal {
+                    code: ReasonCode::ApprovalStateReplayed,
+                    message: "this requestState was already used; a state is good for one retry"
+                        .to_owned(),
+                })
+            }
+            Err(e) => {
+                return Err(StateRefusal {
+                    code: ReasonCode::StoreUnavailable,
+                    message: format!(
+                        "the requestState could not be checked against the used ones ({e}); \
+                         nothing ran; send it again shortly"
+                    ),
+                })
+            }
         }
-        used.insert(payload.nonce, now + STATE_TTL);
+        // Answered: the round is no longer outstanding, whatever the retry comes to.
+        self.rounds.close(&caller.client, &payload.nonce).await;
         Ok(payload.progress)
     }
 }
@@ -570,18 +598,20 @@ mod tests {
         Caller::keyed(id)
     }
 
-    #[test]
-    fn an_issued_state_is_outstanding_until_used() {
+    #[tokio::test]
+    async fn an_issued_state_is_outstanding_until_used() {
         let quotas = ClientQuotas::new().with_max_pending_per_client(1);
-        let states = ApprovalStates::new(&quotas).expect("key");
+        let states = ApprovalStates::generated(&quotas);
         let args = obj(json!({"path": "a"}));
         let progress = asked(&json!({"path": "a"}));
         let first = states
             .issue("write", &args, &who("alice"), &progress)
+            .await
             .expect("quota")
             .expect("sealed");
         let e = states
             .issue("write", &args, &who("alice"), &progress)
+            .await
             .expect_err("at quota");
         assert_eq!(
             e.data.expect("data")["reason_code"],
@@ -589,19 +619,30 @@ mod tests {
         );
         let bob = states
             .issue("write", &args, &who("bob"), &progress)
+            .await
             .expect("another client");
         assert!(bob.is_ok());
         // A refused retry (another caller) does not answer the round; the right one does.
-        assert!(states.redeem(&first, "write", &args, &who("bob")).is_err());
+        assert!(states
+            .redeem(&first, "write", &args, &who("bob"))
+            .await
+            .is_err());
         assert!(states
             .issue("write", &args, &who("alice"), &progress)
+            .await
             .is_err());
         states
             .redeem(&first, "write", &args, &who("alice"))
+            .await
             .expect("verifies");
-        assert_eq!(states.rounds.outstanding(), 1);
+        // Bob's round is still outstanding: he is at his quota.
+        assert!(states
+            .issue("write", &args, &who("bob"), &progress)
+            .await
+            .is_err());
         assert!(states
             .issue("write", &args, &who("alice"), &progress)
+            .await
             .is_ok());
     }
 
@@ -619,34 +660,38 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_state_verifies_once_for_its_tool_arguments_and_caller() {
-        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
+    #[tokio::test]
+    async fn a_state_verifies_once_for_its_tool_arguments_and_caller() {
+        let states = ApprovalStates::generated(&ClientQuotas::default());
         let args = obj(json!({"path": "a", "text": "x"}));
         let progress = asked(&json!({"path": "a", "text": "x"}));
         let state = states
             .issue("write", &args, &who(""), &progress)
+            .await
             .expect("quota")
             .expect("sealed");
         // Key order does not change the canonical arguments.
         let reordered = obj(json!({"text": "x", "path": "a"}));
         let back = states
             .redeem(&state, "write", &reordered, &who(""))
+            .await
             .expect("verifies");
         assert_eq!(back, progress);
         assert_eq!(back.ticket("write").map(|t| t.tool), Some("write".into()));
         let again = states
             .redeem(&state, "write", &args, &who(""))
+            .await
             .expect_err("replay");
         assert_eq!(again.code, ReasonCode::ApprovalStateReplayed);
     }
 
-    #[test]
-    fn other_arguments_tools_callers_or_bytes_do_not_verify() {
-        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
+    #[tokio::test]
+    async fn other_arguments_tools_callers_or_bytes_do_not_verify() {
+        let states = ApprovalStates::generated(&ClientQuotas::default());
         let args = obj(json!({"path": "a"}));
         let state = states
             .issue("write", &args, &who("alice"), &asked(&json!({"path": "a"})))
+            .await
             .expect("quota")
             .expect("sealed");
         let other = obj(json!({"path": "b"}));
@@ -658,27 +703,32 @@ mod tests {
         ] {
             let e = states
                 .redeem(&s, tool, a, &who(caller))
+                .await
                 .expect_err("refused");
             assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         }
         // Another process's key does not verify it either.
-        let e = ApprovalStates::new(&ClientQuotas::default())
-            .expect("key")
+        let e = ApprovalStates::generated(&ClientQuotas::default())
             .redeem(&state, "write", &args, &who("alice"))
+            .await
             .expect_err("other key");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // Nor for a prompt of the same name.
         let e = states
             .redeem_for(&state, PROMPTS_GET, "write", &args, &who("alice"))
+            .await
             .expect_err("other method");
         assert_eq!(e.code, ReasonCode::ApprovalStateInvalid);
         // The refusals did not use it up.
-        assert!(states.redeem(&state, "write", &args, &who("alice")).is_ok());
+        assert!(states
+            .redeem(&state, "write", &args, &who("alice"))
+            .await
+            .is_ok());
     }
 
-    #[test]
-    fn a_state_carries_at_most_so_many_answer_bytes() {
-        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
+    #[tokio::test]
+    async fn a_state_carries_at_most_so_many_answer_bytes() {
+        let states = ApprovalStates::generated(&ClientQuotas::default());
         let mut progress = Progress::default();
         for i in 0..5 {
             progress.answers.insert(
@@ -691,21 +741,24 @@ mod tests {
         }
         assert!(states
             .issue("t", &Map::new(), &who(""), &progress)
+            .await
             .expect("quota")
             .is_err());
     }
 
     #[tokio::test]
     async fn an_answer_approves_only_the_arguments_asked_about() {
-        let states = ApprovalStates::new(&ClientQuotas::default()).expect("key");
+        let states = ApprovalStates::generated(&ClientQuotas::default());
         let asked_req = req(json!({"path": "a"}));
         let args = obj(json!({"path": "a"}));
         let state = states
             .issue("write", &args, &who(""), &asked(&json!({"path": "a"})))
+            .await
             .expect("quota")
             .expect("sealed");
         let ticket = states
             .redeem(&state, "write", &args, &who(""))
+            .await
             .expect("verifies")
             .ticket("write")
             .expect("ticket");

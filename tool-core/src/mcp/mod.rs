@@ -36,6 +36,7 @@ pub mod completion;
 pub mod content;
 mod elicitation;
 mod executor_backend;
+mod fleet;
 pub mod headers;
 mod http_guard;
 mod input;
@@ -52,6 +53,7 @@ pub mod state_key;
 mod stateless;
 mod stdio_guard;
 mod task_calls;
+mod task_fleet;
 pub mod tasks;
 mod transport;
 
@@ -59,6 +61,7 @@ pub use backend::{
     McpBackend, McpCallContext, McpCallOutcome, Named, ServerInfo, SERVER_NAME, SERVER_VERSION,
 };
 pub use executor_backend::ExecutorBackend;
+pub use fleet::{check_replica_name, default_replica_name, MAX_REPLICA_NAME};
 pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
 pub use outcome::REASON_CODE_KEY;
 pub use quota::ClientQuotas;

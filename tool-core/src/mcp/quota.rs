@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::Duration;
 
 use rmcp::model::{ErrorCode, ProtocolVersion};
 use rmcp::service::RequestContext;
@@ -29,7 +29,9 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::fleet::store_unavailable;
 use crate::reason::ReasonCode;
+use crate::store::Store;
 
 /// The `error.data` key of the reason code (the server's `REASON_CODE_KEY`).
 const REASON_CODE_KEY: &str = "reason_code";
@@ -233,8 +235,8 @@ pub(super) enum Quota {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{}: this client already has {limit} {}, its quota; {}", ReasonCode::ClientQuotaExceeded, what.noun(), what.advice())]
 pub(super) struct QuotaExceeded {
-    what: Quota,
-    limit: usize,
+    pub(super) what: Quota,
+    pub(super) limit: usize,
 }
 
 impl Quota {
@@ -362,66 +364,82 @@ impl Drop for Slot {
 }
 
 /// Outstanding input-required rounds: the nonce of each issued, unused and unexpired state,
-/// with its client.
+/// counted in the store (shared by a fleet's replicas) per client and over all clients.
 #[derive(Debug)]
 pub(super) struct Rounds {
     max: usize,
     per_client: usize,
-    open: Mutex<HashMap<String, (Client, Instant)>>,
+    store: Arc<dyn Store>,
 }
 
+/// The store set of every outstanding round.
+const ALL_ROUNDS: &str = "rounds";
+
 impl Rounds {
-    pub(super) fn new(quotas: &ClientQuotas) -> Rounds {
+    pub(super) fn new(quotas: &ClientQuotas, store: Arc<dyn Store>) -> Rounds {
         Rounds {
             max: quotas.max_pending,
             per_client: quotas.max_pending_per_client,
-            open: Mutex::new(HashMap::new()),
+            store,
         }
     }
 
-    /// Count the round whose state has `nonce` and expires at `until` against `client`, or
-    /// refuse it: the client's quota first (its own doing), then the server's bound.
-    pub(super) fn open(
+    /// The store set of `client`'s rounds; `None` for the sole client of a stdio server.
+    fn set_of(client: &Client) -> Option<String> {
+        match client {
+            Client::Sole => None,
+            Client::Key(k) => Some(format!("rounds:{k}")),
+        }
+    }
+
+    /// Count the round whose state has `nonce` and lives for `ttl` against `client`, or refuse
+    /// it: the client's quota first (its own doing), then the server's bound; a failing store
+    /// refuses it too (`store_unavailable`).
+    pub(super) async fn open(
         &self,
         client: &Client,
         nonce: &str,
-        until: Instant,
+        ttl: Duration,
     ) -> Result<(), ErrorData> {
-        let now = Instant::now();
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.retain(|_, (_, expires)| *expires > now);
-        if *client != Client::Sole {
-            let mine = open.values().filter(|(c, _)| c == client).count();
-            if mine >= self.per_client {
-                return Err(QuotaExceeded {
-                    what: Quota::Rounds,
-                    limit: self.per_client,
+        let mine = Self::set_of(client);
+        if let Some(set) = &mine {
+            match self.store.admit(set, nonce, self.per_client, ttl).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(QuotaExceeded {
+                        what: Quota::Rounds,
+                        limit: self.per_client,
+                    }
+                    .into())
                 }
-                .into());
+                Err(e) => return Err(store_unavailable(&e)),
             }
         }
-        if open.len() >= self.max {
-            return Err(server_full(
-                "input-required rounds are outstanding",
-                self.max,
-            ));
+        let refused = match self.store.admit(ALL_ROUNDS, nonce, self.max, ttl).await {
+            Ok(true) => return Ok(()),
+            Ok(false) => server_full("input-required rounds are outstanding", self.max),
+            Err(e) => store_unavailable(&e),
+        };
+        if let Some(set) = &mine {
+            self.forget(set, nonce).await;
         }
-        open.insert(nonce.to_owned(), (client.clone(), until));
-        Ok(())
+        Err(refused)
     }
 
-    /// The round whose state has `nonce` was answered (its state verified once).
-    pub(super) fn close(&self, nonce: &str) {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.remove(nonce);
+    /// The round of `client` whose state has `nonce` was answered (its state verified once), or
+    /// was never sent.
+    pub(super) async fn close(&self, client: &Client, nonce: &str) {
+        if let Some(set) = Self::set_of(client) {
+            self.forget(&set, nonce).await;
+        }
+        self.forget(ALL_ROUNDS, nonce).await;
     }
 
-    /// How many rounds are outstanding.
-    #[cfg(test)]
-    pub(super) fn outstanding(&self) -> usize {
-        let now = Instant::now();
-        let open = self.open.lock().unwrap_or_else(|p| p.into_inner());
-        open.values().filter(|(_, until)| *until > now).count()
+    /// Take `nonce` out of `set`; a failing store leaves it to expire with its state.
+    async fn forget(&self, set: &str, nonce: &str) {
+        if let Err(e) = self.store.release(set, nonce).await {
+            tracing::warn!(error = %e, "an answered round stays counted until its state expires");
+        }
     }
 }
 
@@ -466,46 +484,64 @@ mod tests {
         assert_eq!(sole.len(), 5);
     }
 
-    #[test]
-    fn rounds_are_counted_until_answered_or_expired() {
+    #[tokio::test]
+    async fn rounds_are_counted_until_answered_or_expired() {
         let quotas = ClientQuotas::new()
             .with_max_pending(3)
             .with_max_pending_per_client(2);
-        let rounds = Rounds::new(&quotas);
-        let later = Instant::now() + Duration::from_secs(60);
-        rounds.open(&key("a"), "n1", later).expect("open");
-        rounds.open(&key("a"), "n2", later).expect("open");
-        let e = rounds.open(&key("a"), "n3", later).expect_err("at quota");
+        let rounds = Rounds::new(&quotas, Arc::new(crate::store::MemoryStore::new()));
+        let later = Duration::from_secs(60);
+        rounds.open(&key("a"), "n1", later).await.expect("open");
+        rounds.open(&key("a"), "n2", later).await.expect("open");
+        let e = rounds
+            .open(&key("a"), "n3", later)
+            .await
+            .expect_err("at quota");
         assert_eq!(
             e.data.expect("data")["reason_code"],
             "client_quota_exceeded"
         );
-        rounds.open(&key("b"), "n4", later).expect("another client");
+        rounds
+            .open(&key("b"), "n4", later)
+            .await
+            .expect("another client");
         let e = rounds
             .open(&key("c"), "n5", later)
+            .await
             .expect_err("server full");
         assert_eq!(
             e.data.expect("data")["reason_code"],
             "error_budget_exhausted"
         );
-        rounds.close("n1");
+        // The refused round of `c` is not counted for `c` either.
+        rounds.close(&key("b"), "n4").await;
+        rounds.open(&key("c"), "n5", later).await.expect("room");
+        rounds.close(&key("c"), "n5").await;
+        rounds.close(&key("a"), "n1").await;
         rounds
             .open(&key("a"), "n6", later)
+            .await
             .expect("answered: room again");
         // An expired round is no longer counted.
-        rounds.close("n2");
-        rounds.close("n6");
-        rounds.open(&key("a"), "old", Instant::now()).expect("open");
+        rounds.close(&key("a"), "n2").await;
+        rounds.close(&key("a"), "n6").await;
+        rounds
+            .open(&key("a"), "old", Duration::from_millis(1))
+            .await
+            .expect("open");
+        tokio::time::sleep(Duration::from_millis(5)).await;
         rounds
             .open(&key("a"), "n7", later)
+            .await
             .expect("the expired one made room");
         rounds
             .open(&key("a"), "n8", later)
+            .await
             .expect("the expired one made room");
         rounds
             .open(&key("a"), "n9", later)
+            .await
             .expect_err("two outstanding");
-        assert_eq!(rounds.outstanding(), 3);
     }
 
     #[test]

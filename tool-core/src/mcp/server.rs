@@ -18,12 +18,14 @@ use serde_json::{json, Map, Value};
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use super::catalog::Catalog;
 use super::elicitation::ElicitationApprover;
+use super::fleet::{check_replica_name, Fleet};
 use super::headers::check_header_annotations;
 use super::input::PeerInput;
 use super::input_required::ApprovalStates;
 use super::prompts::{PromptInput, Prompts};
 use super::quota::{caller_of, is_stateless, ClientQuotas};
 use super::resources::{Resources, Subscriptions};
+use super::state_key::StateKeys;
 use super::tasks::{TaskStore, TaskSupport, TaskTools};
 
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
@@ -32,6 +34,7 @@ use super::progress::progress_forwarder;
 use crate::approval::Approver;
 use crate::input::InputHandler;
 use crate::reason::ReasonCode;
+use crate::store::Store;
 
 /// Why serving stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +71,10 @@ pub struct McpServer<B> {
     /// The tools served as tasks, and the tasks of every connection.
     pub(super) tasks: Arc<TaskTools>,
     pub(super) task_store: Arc<TaskStore>,
+    /// The store, shared with the other replicas of a fleet or this server's own.
+    pub(super) fleet: Arc<Fleet>,
+    /// The key that signs states: shared by a fleet, or `None` for a fresh one of this process.
+    keys: Option<StateKeys>,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -80,6 +87,8 @@ impl<B> Clone for McpServer<B> {
             subscriptions: Arc::clone(&self.subscriptions),
             tasks: Arc::clone(&self.tasks),
             task_store: Arc::clone(&self.task_store),
+            fleet: Arc::clone(&self.fleet),
+            keys: self.keys.clone(),
         }
     }
 }
@@ -95,24 +104,69 @@ impl<B: McpBackend> McpServer<B> {
 
     /// Serve a shared backend.
     pub fn from_arc(backend: Arc<B>) -> Self {
+        let fleet = Arc::new(Fleet::default());
         McpServer {
             backend,
-            states: signing_states(&ClientQuotas::default()),
+            states: signing_states(None, &ClientQuotas::default(), &fleet),
             log_level: ConnectionLogLevel::default(),
             catalog: Arc::default(),
             subscriptions: Arc::default(),
             tasks: Arc::default(),
-            task_store: Arc::default(),
+            task_store: Arc::new(TaskStore::new(ClientQuotas::default())),
+            fleet,
+            keys: None,
         }
+    }
+
+    /// Start the server's tasks and states afresh, with these bounds, this store and key.
+    fn rebuilt(mut self, quotas: ClientQuotas) -> Self {
+        self.task_store = Arc::new(TaskStore::new(quotas));
+        self.states = signing_states(self.keys.as_ref(), &quotas, &self.fleet);
+        self
     }
 
     /// Bound running tasks and outstanding input-required rounds, server-wide and per client
     /// (defaults: [`ClientQuotas::new`]). Set before serving: it starts the server's tasks and
-    /// signing key afresh.
-    pub fn with_client_quotas(mut self, quotas: ClientQuotas) -> Self {
-        self.task_store = Arc::new(TaskStore::new(quotas));
-        self.states = signing_states(&quotas);
-        self
+    /// states afresh.
+    pub fn with_client_quotas(self, quotas: ClientQuotas) -> Self {
+        self.rebuilt(quotas)
+    }
+
+    /// Keep what requests share in `store`, with the other replicas of a fleet that share it
+    /// (`serve --store URL`): used states, outstanding rounds and running tasks per client, and
+    /// the tasks themselves, so any replica can take any request. Needs the fleet's state key
+    /// ([`with_state_keys`](Self::with_state_keys)): [`check`](Self::check) refuses a shared
+    /// store without one. Set before serving: it starts the server's tasks and states afresh.
+    pub fn with_store(mut self, store: Arc<dyn Store>) -> Self {
+        self.fleet = Arc::new(Fleet::shared(store, self.fleet.replica.clone()));
+        let quotas = *self.task_store.quotas();
+        self.rebuilt(quotas)
+    }
+
+    /// Name this replica (default: its process id and 32 random bits) in task leases and logs;
+    /// 1 to [`MAX_REPLICA_NAME`](super::MAX_REPLICA_NAME) of `A-Z a-z 0-9 . _ -`, checked by
+    /// [`check`](Self::check).
+    pub fn with_replica_name(mut self, name: impl Into<String>) -> Self {
+        let fleet = Fleet {
+            replica: name.into(),
+            ..(*self.fleet).clone()
+        };
+        self.fleet = Arc::new(fleet);
+        let quotas = *self.task_store.quotas();
+        self.rebuilt(quotas)
+    }
+
+    /// This replica's name.
+    pub fn replica_name(&self) -> &str {
+        &self.fleet.replica
+    }
+
+    /// Sign and verify states with `keys` (`serve --state-key-file FILE`), the same on every
+    /// replica, instead of a fresh key of this process. Set before serving.
+    pub fn with_state_keys(mut self, keys: StateKeys) -> Self {
+        self.keys = Some(keys);
+        let quotas = *self.task_store.quotas();
+        self.rebuilt(quotas)
     }
 
     /// Let one client run at most `n` tasks at a time (the other bounds unchanged).
@@ -153,6 +207,28 @@ impl<B: McpBackend> McpServer<B> {
             .quotas()
             .check()
             .map_err(ServeError::Invalid)?;
+        check_replica_name(&self.fleet.replica).map_err(ServeError::Invalid)?;
+        if self.fleet.shared && self.keys.is_none() {
+            return Err(ServeError::Invalid(format!(
+                "a shared store ({}) needs the fleet's state key (--state-key-file FILE): with a \
+                 key of this process alone, a round that lands on another replica does not \
+                 verify there",
+                self.fleet.store.describe()
+            )));
+        }
+        if self.keys.is_some() && !self.fleet.shared {
+            return Err(ServeError::Invalid(
+                "a state key given without a shared store (--store URL): the used states would \
+                 be remembered by this process alone, so a state could be used again at \
+                 another replica or after a restart"
+                    .to_owned(),
+            ));
+        }
+        if self.states.is_none() && self.keys.is_some() {
+            return Err(ServeError::Invalid(
+                "the state key could not be used to sign requestStates".to_owned(),
+            ));
+        }
         let listed = self.backend.list_tools();
         for name in self.tasks.names() {
             if !listed
@@ -187,15 +263,13 @@ impl<B: McpBackend> McpServer<B> {
                 subscriptions: Arc::default(),
                 tasks: Arc::clone(&self.tasks),
                 task_store: Arc::clone(&self.task_store),
+                fleet: Arc::clone(&self.fleet),
+                keys: self.keys.clone(),
             },
             None => McpServer {
-                backend: Arc::clone(&self.backend),
-                states: self.states.clone(),
                 log_level: ConnectionLogLevel::default(),
-                catalog: Arc::clone(&self.catalog),
                 subscriptions: Arc::default(),
-                tasks: Arc::clone(&self.tasks),
-                task_store: Arc::clone(&self.task_store),
+                ..self.clone()
             },
         }
     }
@@ -264,10 +338,19 @@ impl<B: McpBackend> McpServer<B> {
     }
 }
 
-/// The signing key of a server with these bounds on outstanding rounds; `None` (approval over
-/// input-required results denied) without a random source.
-fn signing_states(quotas: &ClientQuotas) -> Option<Arc<ApprovalStates>> {
-    match ApprovalStates::new(quotas) {
+/// The states of a server signed with `keys` (a fresh key without), with these bounds on
+/// outstanding rounds, in the fleet's store; `None` (approval over input-required results
+/// denied) without a random source or a usable key.
+fn signing_states(
+    keys: Option<&StateKeys>,
+    quotas: &ClientQuotas,
+    fleet: &Fleet,
+) -> Option<Arc<ApprovalStates>> {
+    let keys = match keys {
+        Some(k) => Ok(k.clone()),
+        None => StateKeys::generate(),
+    };
+    match keys.and_then(|k| ApprovalStates::new(&k, quotas, Arc::clone(&fleet.store))) {
         Ok(s) => Some(Arc::new(s)),
         Err(e) => {
             tracing::warn!(error = %e, "approval through input-required results is off");
@@ -425,9 +508,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.task_store
-            .get(&request.task_id, &caller_of(&context).id)
-            .map(GetTaskResult::new)
+        self.task_get(&request.task_id, &caller_of(&context)).await
     }
 
     async fn update_task(
@@ -436,8 +517,8 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let responses = request.input_responses.into_iter().collect();
-        self.task_store
-            .update(&request.task_id, &caller_of(&context).id, responses)
+        self.task_update(&request.task_id, &caller_of(&context), responses)
+            .await
     }
 
     async fn cancel_task(
@@ -445,8 +526,8 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_store
-            .cancel(&request.task_id, &caller_of(&context).id)
+        self.task_cancel(&request.task_id, &caller_of(&context))
+            .await
     }
 
     async fn call_tool(
@@ -465,6 +546,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
                 let args = request.arguments.unwrap_or_default();
                 return self
                     .start_task(request.name.to_string(), args, &context)
+                    .await
                     .map(Into::into);
             }
             if support == TaskSupport::Required {

@@ -16,6 +16,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::backend::{McpBackend, McpCallOutcome};
+use super::fleet::store_refusal;
 use super::input::{known_answers, Round, StatelessInput};
 use super::input_required::{
     approval_answer, approval_question, args_hash, supports_form_elicitation, tool_questions,
@@ -52,7 +53,7 @@ pub(super) enum Next {
 
 impl Continuation<'_> {
     /// The progress the echoed `state` carries, verified and used up; `None` without a state.
-    pub(super) fn redeem(&self, state: Option<&str>) -> Result<Option<Progress>, ErrorData> {
+    pub(super) async fn redeem(&self, state: Option<&str>) -> Result<Option<Progress>, ErrorData> {
         let Some(state) = state else {
             return Ok(None);
         };
@@ -62,15 +63,19 @@ impl Continuation<'_> {
                 "this server cannot verify a requestState (no signing key)".into(),
             ));
         };
-        states
+        match states
             .redeem_for(state, self.method, self.name, self.args, self.caller)
-            .map(Some)
-            .map_err(|r| invalid_params(r.code, r.message))
+            .await
+        {
+            Ok(progress) => Ok(Some(progress)),
+            Err(r) if r.code == ReasonCode::StoreUnavailable => Err(store_refusal(r.message)),
+            Err(r) => Err(invalid_params(r.code, r.message)),
+        }
     }
 
     /// The next round after `prior`: `progress` (given the round's number) sealed into a state,
     /// asked by `ask`. `None` when this server cannot sign states.
-    pub(super) fn next(
+    pub(super) async fn next(
         &self,
         prior: Option<&Progress>,
         progress: impl FnOnce(u32) -> Progress,
@@ -83,13 +88,15 @@ impl Continuation<'_> {
         if round > MAX_INPUT_ROUNDS {
             return Ok(Some(Next::TooManyRounds));
         }
-        let sealed = states.issue_for(
-            self.method,
-            self.name,
-            self.args,
-            self.caller,
-            &progress(round),
-        )?;
+        let sealed = states
+            .issue_for(
+                self.method,
+                self.name,
+                self.args,
+                self.caller,
+                &progress(round),
+            )
+            .await?;
         Ok(Some(match sealed.and_then(ask) {
             Ok(q) => Next::Ask(q),
             Err(e) => Next::Unaskable(e),
@@ -99,7 +106,7 @@ impl Continuation<'_> {
     /// What a run's own questions come to: an error for an answer that does not fit or a
     /// question the client cannot answer; the next round when questions are pending (the
     /// approval, if any, carried as `approval`); `None` when nothing was asked.
-    pub(super) fn questions(
+    pub(super) async fn questions(
         &self,
         prior: Option<&Progress>,
         approval: Option<ApprovalMark>,
@@ -120,6 +127,7 @@ impl Continuation<'_> {
             |n| Progress::after_round(n, approval, used, &pending),
             |state| tool_questions(&pending, state),
         )
+        .await
     }
 }
 
@@ -142,7 +150,7 @@ impl<B: McpBackend> McpServer<B> {
             args: &args,
             caller: &caller,
         };
-        let prior = rounds.redeem(request.request_state.as_deref())?;
+        let prior = rounds.redeem(request.request_state.as_deref()).await?;
         let progress = prior.clone().unwrap_or_default();
         let asking =
             AskingApprover::new(supports_form_elicitation(caps.as_ref()) && self.states.is_some());
@@ -182,18 +190,20 @@ impl<B: McpBackend> McpServer<B> {
             }
         );
         if let (true, Some(asked)) = (pending, asking.asked()) {
-            let next = rounds.next(
-                prior.as_ref(),
-                |n| Progress {
-                    round: n,
-                    approval: Some(ApprovalMark::Asked {
-                        args: args_hash(&asked.args),
-                    }),
-                    answers: progress.answers.clone(),
-                    asked: Default::default(),
-                },
-                |state| approval_question(&asked, state),
-            )?;
+            let next = rounds
+                .next(
+                    prior.as_ref(),
+                    |n| Progress {
+                        round: n,
+                        approval: Some(ApprovalMark::Asked {
+                            args: args_hash(&asked.args),
+                        }),
+                        answers: progress.answers.clone(),
+                        asked: Default::default(),
+                    },
+                    |state| approval_question(&asked, state),
+                )
+                .await?;
             let why = |e| format!("the approval question could not be built: {e}");
             return Ok(match next {
                 Some(next) => tool_response(next, ReasonCode::ApprovalDenied, why),
@@ -208,7 +218,7 @@ impl<B: McpBackend> McpServer<B> {
             _ => None,
         });
         let approval = granted.map(|args| ApprovalMark::Granted { args });
-        let next = rounds.questions(prior.as_ref(), approval, round)?;
+        let next = rounds.questions(prior.as_ref(), approval, round).await?;
         let why = |e| format!("the tool's questions could not be asked: {e}");
         Ok(match next {
             Some(next) => tool_response(next, ReasonCode::InputLimitExceeded, why),
@@ -234,7 +244,9 @@ impl<B: McpBackend> McpServer<B> {
             args: &args,
             caller: &caller,
         };
-        let prior = rounds.redeem(request.request_state.take().as_deref())?;
+        let prior = rounds
+            .redeem(request.request_state.take().as_deref())
+            .await?;
         let input = Arc::new(StatelessInput::new(
             context.client_capabilities(),
             known_answers(prior.as_ref(), responses),
@@ -251,7 +263,10 @@ impl<B: McpBackend> McpServer<B> {
             Ok(result) => return Ok(result.into()),
             Err(e) => e,
         };
-        match rounds.questions(prior.as_ref(), None, input.take_round())? {
+        match rounds
+            .questions(prior.as_ref(), None, input.take_round())
+            .await?
+        {
             None => Err(error),
             Some(Next::Ask(q)) => Ok(q.into()),
             Some(Next::TooManyRounds) => Err(invalid_params(

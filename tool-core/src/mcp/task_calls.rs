@@ -8,10 +8,11 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::backend::{McpBackend, McpCallContext, McpCallOutcome};
 use super::input::{known_answers, StatelessInput};
-use super::quota::caller_of;
+use super::quota::{caller_of, Caller};
 use super::tasks::{AskingFirstInput, NoApprovalInTask};
 
 use super::input_required::TOOLS_CALL;
@@ -22,15 +23,17 @@ use crate::reason::ReasonCode;
 
 impl<B: McpBackend> McpServer<B> {
     /// Start `name` as a task: the call runs in the background, the client gets the task.
-    pub(super) fn start_task(
+    pub(super) async fn start_task(
         &self,
         name: String,
         args: Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CreateTaskResult, ErrorData> {
+        let caller = caller_of(context);
         let started = self
             .task_store
-            .create(&caller_of(context), context.client_capabilities())?;
+            .create(&caller, context.client_capabilities())?;
+        self.join_fleet(&started.id, &caller).await?;
         let input = started.input.bound(Arc::clone(&self.task_store));
         let ctx = McpCallContext::new(format!("task-{}", started.id), started.cancel)
             .with_approver(Arc::new(NoApprovalInTask))
@@ -69,7 +72,7 @@ impl<B: McpBackend> McpServer<B> {
             args: &args,
             caller: &caller,
         };
-        let prior = rounds.redeem(request.request_state.as_deref())?;
+        let prior = rounds.redeem(request.request_state.as_deref()).await?;
         let caps = context.client_capabilities();
         let before = Arc::new(StatelessInput::new(
             caps.clone(),
@@ -94,23 +97,43 @@ impl<B: McpBackend> McpServer<B> {
         // The gate's sender is dropped with the call's input when the call ends: only a gate
         // that was opened makes the call a task here.
         tokio::select! {
-            Ok(()) = gate => return Ok(started.created.into()),
+            Ok(()) = gate => return self.became_task(&started.id, &started.cancel, started.created, &caller).await,
             _ = done => {}
         }
         let round = before.take_round();
         let no_task =
             round.invalid.is_some() || round.missing.is_some() || !round.pending.is_empty();
         if !no_task {
-            return Ok(started.created.into());
+            return self
+                .became_task(&started.id, &started.cancel, started.created, &caller)
+                .await;
         }
         self.task_store.remove(&started.id);
         started.cancel.cancel();
         // Invalid or unanswerable questions are errors; pending ones are asked.
         let next = rounds
-            .questions(prior.as_ref(), None, round)?
+            .questions(prior.as_ref(), None, round)
+            .await?
             .unwrap_or_else(|| Next::Unaskable("no question is pending".into()));
         let why = |e| format!("the tool's questions could not be asked: {e}");
         Ok(tool_response(next, ReasonCode::InputLimitExceeded, why))
+    }
+}
+
+impl<B: McpBackend> McpServer<B> {
+    /// A call that asked first is a task now: the fleet's too, or stopped when it cannot be.
+    async fn became_task(
+        &self,
+        id: &str,
+        cancel: &CancellationToken,
+        created: CreateTaskResult,
+        caller: &Caller,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Err(e) = self.join_fleet(id, caller).await {
+            cancel.cancel();
+            return Err(e);
+        }
+        Ok(created.into())
     }
 }
 

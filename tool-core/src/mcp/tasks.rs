@@ -100,6 +100,8 @@ struct Entry {
     cancel: CancellationToken,
     questions: Arc<Mutex<Questions>>,
     wake: Arc<Notify>,
+    /// Notified at every change, for the replica that publishes it to a fleet.
+    changed: Arc<Notify>,
     /// Its place in its client's quota while it runs; dropped when it ends.
     slot: Option<Slot>,
 }
@@ -162,7 +164,7 @@ fn new_task_id() -> Result<String, String> {
 }
 
 /// Refuse a task id that is not of the shape the server mints ids in (before any lookup).
-fn check_id(id: &str) -> Result<(), ErrorData> {
+pub(super) fn check_id(id: &str) -> Result<(), ErrorData> {
     let ok = !id.is_empty()
         && id.len() <= MAX_TASK_ID_LEN
         && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
@@ -176,7 +178,7 @@ fn check_id(id: &str) -> Result<(), ErrorData> {
     }
 }
 
-fn unknown(id: &str) -> ErrorData {
+pub(super) fn unknown(id: &str) -> ErrorData {
     invalid(
         ReasonCode::InvalidArguments,
         format!("unknown task `{id}` (never created, expired, or another caller's)"),
@@ -279,6 +281,7 @@ impl TaskStore {
             cancel: CancellationToken::new(),
             questions: Arc::default(),
             wake: Arc::new(Notify::new()),
+            changed: Arc::new(Notify::new()),
             slot: Some(slot),
         };
         let created = CreateTaskResult::new(Self::task_of(&id, &entry));
@@ -325,6 +328,7 @@ impl TaskStore {
                 }
                 e.state = state;
                 e.updated_at = now_iso8601();
+                e.changed.notify_one();
             }
         }
     }
@@ -418,6 +422,7 @@ impl TaskStore {
                 }
             }
             e.updated_at = now_iso8601();
+            e.changed.notify_one();
             Arc::clone(&e.wake)
         })?;
         wake.notify_waiters();
@@ -433,7 +438,30 @@ impl TaskStore {
                 e.updated_at = now_iso8601();
                 e.slot = None;
                 e.cancel.cancel();
+                e.changed.notify_one();
             }
+        })
+    }
+
+    /// Whether task `id` lives in this replica (running here, or ended here and kept).
+    pub(super) fn holds(&self, id: &str) -> bool {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.contains_key(id)
+    }
+
+    /// What a fleet's publisher of task `id` waits on: notified at each change; `None` once the
+    /// task is gone.
+    pub(super) fn changes(&self, id: &str) -> Option<Arc<Notify>> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.get(id).map(|e| Arc::clone(&e.changed))
+    }
+
+    /// The ids of the questions task `id` waits on.
+    pub(super) fn pending_questions(&self, id: &str) -> Vec<String> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.get(id).map_or_else(Vec::new, |e| {
+            let q = e.questions.lock().unwrap_or_else(|p| p.into_inner());
+            q.pending.keys().cloned().collect()
         })
     }
 }
@@ -632,165 +660,4 @@ impl InputHandler for TaskInput {
 }
 
 #[cfg(test)]
-mod tests {
-    use rmcp::model::ErrorCode;
-
-    use super::*;
-
-    fn caps() -> Option<ClientCapabilities> {
-        Some(serde_json::from_value(json!({"elicitation": {}})).expect("caps"))
-    }
-
-    #[test]
-    fn ids_are_minted_looked_up_only_for_their_owner_and_checked_for_shape() {
-        let store = TaskStore::default();
-        let t = store
-            .create(&Caller::keyed("alice"), caps())
-            .expect("created");
-        assert_eq!(t.id.len(), 32);
-        assert!(store.get(&t.id, "alice").is_ok());
-        for (id, owner) in [(t.id.as_str(), "bob"), ("0000", "alice"), ("../x", "alice")] {
-            let e = store.get(id, owner).expect_err("refused");
-            assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
-        }
-        let v = serde_json::to_value(&t.created).expect("json");
-        assert_eq!(v["resultType"], "task");
-        assert_eq!(v["status"], "working");
-        assert!(v["createdAt"].as_str().is_some_and(|s| s.ends_with('Z')));
-    }
-
-    #[test]
-    fn a_cancelled_task_stays_cancelled_and_fires_its_calls_cancellation() {
-        let store = TaskStore::default();
-        let t = store.create(&Caller::sole(""), None).expect("created");
-        store.cancel(&t.id, "").expect("cancelled");
-        assert!(t.cancel.is_cancelled());
-        store.finish(&t.id, Ok(JsonObject::new()));
-        assert_eq!(
-            store.get(&t.id, "").expect("task").status(),
-            TaskStatus::Cancelled
-        );
-        // Cancelling again is the same acknowledgement.
-        assert!(store.cancel(&t.id, "").is_ok());
-    }
-
-    #[test]
-    fn a_full_store_makes_room_from_finished_tasks_only() {
-        let store = TaskStore::default();
-        let first = store.create(&Caller::sole(""), None).expect("created");
-        for _ in 1..MAX_TASKS {
-            store.create(&Caller::sole(""), None).expect("created");
-        }
-        assert!(store.create(&Caller::sole(""), None).is_err());
-        store.finish(&first.id, Ok(JsonObject::new()));
-        assert!(store.create(&Caller::sole(""), None).is_ok());
-        assert!(store.get(&first.id, "").is_err());
-    }
-
-    #[test]
-    fn a_tasks_slot_is_given_back_on_every_end() {
-        let store = Arc::new(TaskStore::new(
-            ClientQuotas::new()
-                .with_max_tasks(8)
-                .with_max_tasks_per_client(1),
-        ));
-        let alice = Caller::keyed("alice");
-        let held = || store.running.held(&alice.client);
-        // Completed, failed, cancelled, forgotten, expired, and a call that never reported.
-        type End<'a> = &'a dyn Fn(&Arc<TaskStore>, &str);
-        let ends: [End<'_>; 6] = [
-            &|s, id| s.finish(id, Ok(JsonObject::new())),
-            &|s, id| s.finish(id, Err(ErrorData::internal_error("x", None))),
-            &|s, id| s.cancel(id, &Caller::keyed("alice").id).expect("cancelled"),
-            &|s, id| s.remove(id),
-            &|s, id| {
-                s.age(id, TASK_TTL);
-                // Any use of the store drops what expired.
-                assert!(s.get(id, "alice").is_err());
-            },
-            &|s, id| drop(s.finisher(id)),
-        ];
-        for end in ends {
-            let t = store.create(&alice, None).expect("created");
-            assert_eq!(held(), 1);
-            let e = store.create(&alice, None).expect_err("at quota");
-            assert_eq!(
-                e.data.expect("data")["reason_code"],
-                "client_quota_exceeded"
-            );
-            // Another client is served meanwhile.
-            let bob = store.create(&Caller::keyed("bob"), None).expect("bob");
-            store
-                .cancel(&bob.id, &Caller::keyed("bob").id)
-                .expect("cancelled");
-            end(&store, &t.id);
-            assert_eq!(held(), 0);
-        }
-    }
-
-    #[test]
-    fn a_client_at_its_quota_leaves_the_store_to_the_others() {
-        let store = TaskStore::new(
-            ClientQuotas::new()
-                .with_max_tasks(4)
-                .with_max_tasks_per_client(2),
-        );
-        let a = Caller::keyed("a");
-        for _ in 0..2 {
-            store.create(&a, None).expect("created");
-        }
-        let e = store.create(&a, None).expect_err("at quota");
-        assert_eq!(
-            e.data.expect("data")["reason_code"],
-            "client_quota_exceeded"
-        );
-        for who in ["b", "b"] {
-            store
-                .create(&Caller::keyed(who), None)
-                .expect("another client");
-        }
-        // The store is full now: everyone is refused with the server-wide code.
-        let e = store.create(&Caller::keyed("c"), None).expect_err("full");
-        assert_eq!(
-            e.data.expect("data")["reason_code"],
-            "error_budget_exhausted"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_question_waits_until_every_pending_one_is_answered() {
-        let store = Arc::new(TaskStore::default());
-        let t = store.create(&Caller::sole(""), caps()).expect("created");
-        let input = t.input.bound(Arc::clone(&store));
-        let form = |m: &str| {
-            InputRequest::form(
-                m,
-                json!({"type": "object", "properties": {"n": {"type": "string"}}}),
-            )
-        };
-        let asked = vec![("a".to_owned(), form("a?")), ("b".to_owned(), form("b?"))];
-        let ask = tokio::spawn({
-            let input = Arc::clone(&input);
-            async move { input.ask(&asked).await }
-        });
-        while store.get(&t.id, "").expect("task").status() != TaskStatus::InputRequired {
-            tokio::task::yield_now().await;
-        }
-        let answer = json!({"action": "accept", "content": {"n": "x"}});
-        store
-            .update(
-                &t.id,
-                "",
-                BTreeMap::from([("a".to_owned(), answer.clone())]),
-            )
-            .expect("ack");
-        let d = serde_json::to_value(store.get(&t.id, "").expect("task")).expect("json");
-        assert_eq!(d["status"], "input_required");
-        assert!(d["inputRequests"].get("a").is_none() && d["inputRequests"].get("b").is_some());
-        store
-            .update(&t.id, "", BTreeMap::from([("b".to_owned(), answer)]))
-            .expect("ack");
-        let answers = ask.await.expect("joined").expect("answers");
-        assert_eq!(answers.len(), 2);
-    }
-}
+mod tests;

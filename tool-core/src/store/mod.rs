@@ -23,6 +23,7 @@
 
 mod api;
 mod memory;
+mod open;
 #[cfg(feature = "redis")]
 mod redis;
 mod url;
@@ -31,6 +32,7 @@ pub use api::{
     Store, StoreError, StoreErrorKind, StoreResult, MAX_KEY_BYTES, MAX_TTL, MAX_VALUE_BYTES,
 };
 pub use memory::MemoryStore;
+pub use open::open_store;
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::{RedisOptions, RedisStore};

@@ -95,8 +95,17 @@ fn millis(ttl: Duration) -> u64 {
 impl RedisStore {
     /// A store at `url` (`redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://` for
     /// TLS). A malformed URL is an error that shows it redacted.
+    ///
+    /// It must be opened inside a tokio runtime (its connection is driven by a task of it);
+    /// outside one it is an error, not a panic.
     pub fn open(url: &str, options: RedisOptions) -> StoreResult<Self> {
         let shown = redact_url(url);
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(StoreError::new(
+                StoreErrorKind::Invalid,
+                format!("{shown}: a Redis store is opened inside a tokio runtime"),
+            ));
+        }
         let client = redis::Client::open(url).map_err(|e| {
             StoreError::new(
                 StoreErrorKind::Invalid,

@@ -23,7 +23,8 @@
 //! (which ask inside the task), `test_tool_with_task` (which asks before it becomes a task), next
 //! to the plain `greet`.
 //!
-//! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`.
+//! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`,
+//! and as a replica of a fleet `--store URL --state-key-file FILE [--replica NAME]`.
 mod asking;
 mod catalog;
 mod conformance;
@@ -33,7 +34,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use tool_core::guard::path::PathGuard;
+use tool_core::mcp::state_key::StateKeys;
 use tool_core::mcp::{ExecutorBackend, McpServer};
+use tool_core::store::open_store;
 use tool_core::{Executor, ExecutorConfig, Registry};
 
 use catalog::{prompts, resources};
@@ -48,7 +51,8 @@ fn fixtures() -> Result<Registry, tool_core::RegistryError> {
         .build()
 }
 
-const USAGE: &str = "usage: --stdio | --http ADDR, and --workspace DIR";
+const USAGE: &str = "usage: --stdio | --http ADDR, and --workspace DIR \
+                     [--store URL --state-key-file FILE] [--replica NAME]";
 
 fn main() -> ExitCode {
     // The program is its own sandbox helper (for tools that start programs): first thing.
@@ -59,12 +63,16 @@ fn main() -> ExitCode {
     let mut http = None;
     let mut stdio = false;
     let mut workspace = None;
+    let (mut store, mut key_file, mut replica) = (None, None, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--stdio" => stdio = true,
             "--http" => http = it.next().cloned(),
             "--workspace" => workspace = it.next().cloned(),
+            "--store" => store = it.next().cloned(),
+            "--state-key-file" => key_file = it.next().cloned(),
+            "--replica" => replica = it.next().cloned(),
             other => {
                 eprintln!("unknown argument `{other}`; {USAGE}");
                 return ExitCode::from(2);
@@ -97,6 +105,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let server = match replica {
+        Some(name) => server.with_replica_name(name),
+        None => server,
+    };
+    let fleet = match (store, key_file) {
+        (None, None) => None,
+        (Some(url), Some(file)) => match StateKeys::from_file(std::path::Path::new(&file)) {
+            Ok(keys) => Some((url, keys)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        _ => {
+            eprintln!("--store and --state-key-file go together; {USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -108,6 +134,17 @@ fn main() -> ExitCode {
         }
     };
     let result = rt.block_on(async move {
+        // A Redis store is opened inside the runtime that drives its connection.
+        let server = match fleet {
+            None => server,
+            Some((url, keys)) => match open_store(&url) {
+                Ok(store) => server.with_state_keys(keys).with_store(store),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Err(None);
+                }
+            },
+        };
         match (stdio, http) {
             (true, None) => tool_core::mcp::serve_stdio_server(server).await,
             (false, Some(addr)) => match addr.parse() {
