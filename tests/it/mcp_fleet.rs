@@ -9,189 +9,16 @@
 //! each test starts its own on free loopback ports, with its config in a temp directory.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
 use crate::mcp_wire::{post, Reply};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
-fn wait_listening(port: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "{what} did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A child process of the test, killed when dropped.
-struct Proc(Option<Child>);
-
-impl Proc {
-    fn kill(&mut self) {
-        if let Some(mut c) = self.0.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn found(program: &str) -> Option<PathBuf> {
-    let candidates = [
-        format!("/usr/sbin/{program}"),
-        format!("/usr/bin/{program}"),
-        format!("/usr/local/bin/{program}"),
-    ];
-    candidates.iter().map(PathBuf::from).find(|p| p.exists())
-}
-
-/// The fleet of one test.
-struct Fleet {
-    dir: tempfile::TempDir,
-    redis_port: u16,
-    redis: Proc,
-    replicas: Vec<(SocketAddr, Proc)>,
-    nginx: Proc,
-    nginx_addr: SocketAddr,
-}
-
-impl Fleet {
-    /// Three replicas behind nginx, or `None` (loudly) where redis-server or nginx is missing.
-    fn start() -> Option<Fleet> {
-        let (Some(redis), Some(nginx)) = (found("redis-server"), found("nginx")) else {
-            eprintln!(
-                "SKIPPED: the fleet tests need redis-server and nginx; install them with \
-                 scripts/install-test-deps.sh"
-            );
-            return None;
-        };
-        let dir = tempfile::tempdir().expect("tempdir");
-        let key = dir.path().join("state.key");
-        std::fs::write(&key, "0123456789abcdef0123456789abcdef0123456789abcdef\n").expect("key");
-        set_private(&key);
-        std::fs::create_dir(dir.path().join("ws")).expect("workspace");
-        let redis_port = free_port();
-        let redis = Proc(Some(start_redis(&redis, redis_port)));
-        let mut fleet = Fleet {
-            dir,
-            redis_port,
-            redis,
-            replicas: Vec::new(),
-            nginx: Proc(None),
-            nginx_addr: SocketAddr::from(([127, 0, 0, 1], free_port())),
-        };
-        for i in 0..3 {
-            let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
-            let child = fleet.replica(i, addr);
-            fleet.replicas.push((addr, Proc(Some(child))));
-        }
-        for (addr, _) in &fleet.replicas {
-            wait_listening(addr.port(), "a replica");
-        }
-        fleet.nginx = Proc(Some(fleet.start_nginx(&nginx)));
-        wait_listening(fleet.nginx_addr.port(), "nginx");
-        Some(fleet)
-    }
-
-    fn replica(&self, i: usize, addr: SocketAddr) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_fleet_replica"))
-            .args(["--http", &addr.to_string()])
-            .arg("--workspace")
-            .arg(self.dir.path().join("ws"))
-            .args(["--replica", &format!("r{i}")])
-            .args([
-                "--store",
-                &format!("redis://127.0.0.1:{}/0", self.redis_port),
-            ])
-            .arg("--state-key-file")
-            .arg(self.dir.path().join("state.key"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("a replica starts")
-    }
-
-    fn start_nginx(&self, nginx: &Path) -> Child {
-        let upstreams: String = self
-            .replicas
-            .iter()
-            .map(|(a, _)| format!("    server {a} max_fails=1 fail_timeout=1s;\n"))
-            .collect();
-        let d = self.dir.path().display();
-        let conf = format!(
-            "daemon off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/nginx.err;\n\
-             events {{ worker_connections 256; }}\n\
-             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  \
-             proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fcgi;\n  \
-             uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n  \
-             upstream fleet {{\n{upstreams}  }}\n  \
-             server {{\n    listen {};\n    location /mcp {{\n      proxy_pass http://fleet;\n      \
-             proxy_http_version 1.1;\n      proxy_set_header Host $http_host;\n      \
-             proxy_set_header Connection \"\";\n      proxy_buffering off;\n      \
-             proxy_next_upstream error timeout;\n    }}\n  }}\n}}\n",
-            self.nginx_addr
-        );
-        let path = self.dir.path().join("nginx.conf");
-        std::fs::write(&path, conf).expect("nginx.conf");
-        Command::new(nginx)
-            .arg("-c")
-            .arg(&path)
-            .arg("-p")
-            .arg(self.dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts")
-    }
-
-    fn replica_addr(&self, i: usize) -> SocketAddr {
-        self.replicas[i].0
-    }
-
-    fn kill_replica(&mut self, i: usize) {
-        self.replicas[i].1.kill();
-    }
-
-    fn kill_redis(&mut self) {
-        self.redis.kill();
-    }
-
-    fn restart_redis(&mut self) {
-        let redis = found("redis-server").expect("redis-server");
-        self.redis = Proc(Some(start_redis(&redis, self.redis_port)));
-        wait_listening(self.redis_port, "redis-server");
-    }
-}
-
-fn start_redis(redis: &Path, port: u16) -> Child {
-    let child = Command::new(redis)
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server starts");
-    wait_listening(port, "redis-server");
-    child
-}
-
-fn set_private(path: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+/// Three replicas behind nginx sharing one Redis, or `None` (skipped loudly).
+fn start_fleet() -> Option<tests::fleet::Fleet> {
+    tests::fleet::Fleet::start(Path::new(env!("CARGO_BIN_EXE_fleet_replica")))
 }
 
 fn caps() -> Value {
@@ -285,7 +112,7 @@ async fn status_until(addr: SocketAddr, id: &str, until: &str, within: Duration)
 #[tokio::test(flavor = "multi_thread")]
 async fn approval_round_trips_succeed_wherever_their_rounds_land_and_a_used_state_is_refused_everywhere(
 ) {
-    let Some(fleet) = Fleet::start() else {
+    let Some(fleet) = start_fleet() else {
         return;
     };
     let lb = fleet.nginx_addr;
@@ -324,7 +151,7 @@ async fn approval_round_trips_succeed_wherever_their_rounds_land_and_a_used_stat
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_state_issued_by_a_replica_that_died_is_redeemed_by_another() {
-    let Some(mut fleet) = Fleet::start() else {
+    let Some(mut fleet) = start_fleet() else {
         return;
     };
     let state = ask(fleet.replica_addr(0), "orphan").await;
@@ -346,7 +173,7 @@ async fn a_state_issued_by_a_replica_that_died_is_redeemed_by_another() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_task_is_read_and_cancelled_through_any_replica() {
-    let Some(fleet) = Fleet::start() else {
+    let Some(fleet) = start_fleet() else {
         return;
     };
     let (r0, r1, r2) = (
@@ -385,7 +212,7 @@ async fn a_task_is_read_and_cancelled_through_any_replica() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_replica_killed_mid_task_leaves_the_task_failed_not_working() {
-    let Some(mut fleet) = Fleet::start() else {
+    let Some(mut fleet) = start_fleet() else {
         return;
     };
     let id = start_slow(fleet.replica_addr(0), 60_000).await;
@@ -417,7 +244,7 @@ async fn a_replica_killed_mid_task_leaves_the_task_failed_not_working() {
 #[tokio::test(flavor = "multi_thread")]
 async fn with_redis_down_what_needs_no_shared_state_answers_the_rest_fails_closed_and_all_recovers()
 {
-    let Some(mut fleet) = Fleet::start() else {
+    let Some(mut fleet) = start_fleet() else {
         return;
     };
     let lb = fleet.nginx_addr;
@@ -531,4 +358,18 @@ fn a_store_needs_the_fleets_key_and_a_key_needs_the_store() {
         .with_store(store);
     fleet.check().expect("a replica of a fleet");
     assert_eq!(fleet.replica_name(), "r7");
+}
+
+/// A mixed load through the fleet: every call checked, none lost or mixed up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mixed_load_through_the_fleet_loses_or_mixes_up_nothing() {
+    use tests::fleet_load::{run, Kind};
+    let Some(fleet) = start_fleet() else {
+        return;
+    };
+    let mix = [Kind::Echo, Kind::Approval, Kind::Task];
+    let report = run(fleet.nginx_addr, 300, 8, &mix)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.calls.iter().map(|(_, n)| n).sum::<usize>(), 300);
 }

@@ -3,7 +3,7 @@
 //!
 //! - `write` (`mutation`: asked to approve) answers `wrote TEXT at REPLICA`;
 //! - `slow` (`safe`, served as a task to clients that declare the extension) sleeps `ms`
-//!   milliseconds, stopping early when cancelled, and answers `slept MS at REPLICA`;
+//!   milliseconds, stopping early when cancelled, and answers `slept MS [TAG] at REPLICA`;
 //! - `echo` (`read_only`) answers its text: a call that needs no shared state.
 //!
 //! `fleet_replica --http ADDR --workspace DIR --replica NAME [--store URL --state-key-file FILE]`
@@ -51,16 +51,27 @@ fn registry(replica: &str) -> Result<Registry, String> {
         .map_err(|e| e.to_string())?;
     let me = replica.to_owned();
     let slow = ToolDef::builder("slow")
-        .description("Sleeps `ms` milliseconds.")
-        .input_schema(text_schema("ms", "integer"))
+        .description("Sleeps `ms` milliseconds; its answer names `tag`.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"ms": {"type": "integer", "minimum": 0}, "tag": {"type": "string"}},
+            "required": ["ms"],
+            "additionalProperties": false
+        }))
         .risk(Risk::Safe)
         .handler(move |ctx, args: Value| {
             let me = me.clone();
             async move {
                 let ms = args["ms"].as_u64().unwrap_or(0);
+                let tag = args["tag"]
+                    .as_str()
+                    .map(|t| format!(" {t}"))
+                    .unwrap_or_default();
                 tokio::select! {
                     () = ctx.cancellation().cancelled() => "cancelled".to_owned(),
-                    () = tokio::time::sleep(Duration::from_millis(ms)) => format!("slept {ms} at {me}"),
+                    () = tokio::time::sleep(Duration::from_millis(ms)) => {
+                        format!("slept {ms}{tag} at {me}")
+                    }
                 }
             }
         })
