@@ -103,4 +103,75 @@ done
 if [ "$status" -ne 0 ]; then
     exit 1
 fi
+
+# The Python client through a fleet: three replicas of the fixture server behind nginx, sharing
+# one Redis and one state key. Stateless requests go round-robin (a random key per request);
+# a 2025-11-25 session stays on the replica that made it (by its Mcp-Session-Id).
+echo "== mcp: python sdk client (http) through nginx to three replicas sharing Redis"
+./scripts/install-test-deps.sh
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+FLEET="$WS/fleet"
+mkdir -p "$FLEET/ws"
+openssl rand -hex 32 >"$FLEET/state.key" 2>/dev/null || head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$FLEET/state.key"
+chmod 600 "$FLEET/state.key"
+REDIS_PORT=$((PORT + 1))
+LB_PORT=$((PORT + 2))
+redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no >"$OUT/redis.log" 2>&1 &
+FLEET_PIDS="$!"
+UPSTREAMS=""
+for i in 1 2 3; do
+    RPORT=$((PORT + 2 + i))
+    "$SERVER" --http "127.0.0.1:$RPORT" --workspace "$FLEET/ws" --replica "r$i" \
+        --store "redis://127.0.0.1:$REDIS_PORT/0" --state-key-file "$FLEET/state.key" \
+        2>"$OUT/replica-$i.log" &
+    FLEET_PIDS="$FLEET_PIDS $!"
+    UPSTREAMS="$UPSTREAMS    server 127.0.0.1:$RPORT;
+"
+done
+cat >"$FLEET/nginx.conf" <<NGINX
+daemon off;
+worker_processes 1;
+pid $FLEET/nginx.pid;
+error_log $FLEET/nginx.err;
+events { worker_connections 256; }
+http {
+  access_log off;
+  client_body_temp_path $FLEET/body;
+  proxy_temp_path $FLEET/proxy;
+  fastcgi_temp_path $FLEET/fcgi;
+  uwsgi_temp_path $FLEET/uwsgi;
+  scgi_temp_path $FLEET/scgi;
+  map \$http_mcp_session_id \$affinity { "" \$request_id; default \$http_mcp_session_id; }
+  upstream fleet {
+    hash \$affinity consistent;
+$UPSTREAMS  }
+  server {
+    listen 127.0.0.1:$LB_PORT;
+    location /mcp {
+      proxy_pass http://fleet;
+      proxy_http_version 1.1;
+      proxy_set_header Host \$http_host;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+NGINX
+"$NGINX" -c "$FLEET/nginx.conf" -p "$FLEET" &
+FLEET_PIDS="$FLEET_PIDS $!"
+trap 'cleanup; kill $FLEET_PIDS 2>/dev/null || true' EXIT
+for p in $((PORT + 3)) $((PORT + 4)) $((PORT + 5)) "$LB_PORT"; do
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then break; fi
+        sleep 0.1
+    done
+done
+LB="http://127.0.0.1:$LB_PORT/mcp"
+for round in 1 2 3; do
+    timeout 120 "$PY" tests/mcp/python_client_http.py "$LB" auto 2026-07-28 2>>"$OUT/python-fleet.log" |
+        grep -v '^ok ' || { echo "python client through the fleet (2026-07-28, round $round): FAILED"; exit 1; }
+    timeout 120 "$PY" tests/mcp/python_client_http.py "$LB" legacy 2025-11-25 2>>"$OUT/python-fleet.log" |
+        grep -v '^ok ' || { echo "python client through the fleet (2025-11-25, round $round): FAILED"; exit 1; }
+done
+echo "python client through the fleet: 3 rounds in each revision passed"
 echo "== mcp tests: ok"

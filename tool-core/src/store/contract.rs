@@ -27,7 +27,26 @@ pub(crate) async fn check(store: &dyn Store) {
     sets_are_bounded(store).await;
     windows_count_and_restart(store).await;
     requests_out_of_bounds_are_refused(store).await;
+    a_key_of_another_kind_is_an_error(store).await;
     assert!(!store.describe().is_empty());
+}
+
+/// A set or window on a key that holds another kind fails (Redis's `WRONGTYPE`), the same in
+/// every store, and leaves the key as it was.
+async fn a_key_of_another_kind_is_an_error(store: &dyn Store) {
+    let (value, set) = (key("kind-value"), key("kind-set"));
+    store.put(&value, b"v", LONG).await.expect("put");
+    let e = store
+        .admit(&value, "m", 2, LONG)
+        .await
+        .expect_err("not a set");
+    assert_eq!(e.kind, StoreErrorKind::Protocol, "{e}");
+    let e = store.count(&value, LONG).await.expect_err("not a window");
+    assert_eq!(e.kind, StoreErrorKind::Protocol, "{e}");
+    assert_eq!(store.get(&value).await.expect("get"), Some(b"v".to_vec()));
+    assert!(store.admit(&set, "m", 2, LONG).await.expect("admit"));
+    let e = store.count(&set, LONG).await.expect_err("not a window");
+    assert_eq!(e.kind, StoreErrorKind::Protocol, "{e}");
 }
 
 async fn claims_are_single_use(store: &dyn Store) {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::{self, BoxFuture, FutureExt};
 
-use super::api::{check_request, Store, StoreResult};
+use super::api::{check_request, Store, StoreError, StoreErrorKind, StoreResult};
 
 /// What one key holds.
 #[derive(Debug)]
@@ -69,6 +69,14 @@ impl MemoryStore {
         }
         f(&mut inner, now)
     }
+}
+
+/// A key used as another kind than it holds: an error, as Redis's `WRONGTYPE` is.
+fn wrong_kind(key: &str) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Protocol,
+        format!("key `{key}` holds another kind of value"),
+    )
 }
 
 fn ready<'a, T: Send + 'a>(value: StoreResult<T>) -> BoxFuture<'a, StoreResult<T>> {
@@ -150,26 +158,23 @@ impl Store for MemoryStore {
         limit: usize,
         ttl: Duration,
     ) -> BoxFuture<'a, StoreResult<bool>> {
-        ready(check_request(set, member.len(), ttl).map(|()| {
+        ready(check_request(set, member.len(), ttl).and_then(|()| {
             self.with(set, |inner, now| {
                 let entry = inner
                     .keys
                     .entry(set.to_owned())
                     .or_insert_with(|| (Entry::Set(HashMap::new()), now + ttl));
-                if !matches!(entry.0, Entry::Set(_)) {
-                    entry.0 = Entry::Set(HashMap::new());
-                }
                 let Entry::Set(members) = &mut entry.0 else {
-                    return false;
+                    return Err(wrong_kind(set));
                 };
                 members.retain(|_, until| *until > now);
                 if !members.contains_key(member) && members.len() >= limit {
-                    return false;
+                    return Ok(false);
                 }
                 members.insert(member.to_owned(), now + ttl);
                 // The set lives as long as its longest-lived member.
                 entry.1 = members.values().copied().max().unwrap_or(now + ttl);
-                true
+                Ok(true)
             })
         }))
     }
@@ -187,7 +192,7 @@ impl Store for MemoryStore {
     }
 
     fn count<'a>(&'a self, key: &'a str, window: Duration) -> BoxFuture<'a, StoreResult<u64>> {
-        ready(check_request(key, 0, window).map(|()| {
+        ready(check_request(key, 0, window).and_then(|()| {
             self.with(key, |inner, now| {
                 let entry = inner
                     .keys
@@ -196,13 +201,9 @@ impl Store for MemoryStore {
                 match &mut entry.0 {
                     Entry::Count(n) => {
                         *n += 1;
-                        *n
+                        Ok(*n)
                     }
-                    other => {
-                        *other = Entry::Count(1);
-                        entry.1 = now + window;
-                        1
-                    }
+                    _ => Err(wrong_kind(key)),
                 }
             })
         }))

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::future::{BoxFuture, FutureExt};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{RedisError, Script};
+use redis::{Cmd, FromRedisValue, RedisError, Script, ScriptInvocation};
 
 use super::api::{check_request, Store, StoreError, StoreErrorKind, StoreResult};
 use super::url::redact_url;
@@ -132,18 +132,23 @@ impl RedisStore {
 
     /// Whether the store answers now (a `PING` within the operation timeout).
     pub async fn ping(&self) -> StoreResult<()> {
-        let mut conn = self.conn.clone();
-        self.bounded(async move {
-            redis::cmd("PING")
-                .query_async::<String>(&mut conn)
-                .await
-                .map(drop)
-        })
-        .await
+        self.query::<String>(&redis::cmd("PING")).await.map(drop)
     }
 
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.options.prefix)
+    }
+
+    /// Run one command within the timeout.
+    async fn query<T: FromRedisValue>(&self, cmd: &Cmd) -> StoreResult<T> {
+        let mut conn = self.conn.clone();
+        self.bounded(cmd.query_async(&mut conn)).await
+    }
+
+    /// Run one script within the timeout.
+    async fn invoke<T: FromRedisValue>(&self, call: &ScriptInvocation<'_>) -> StoreResult<T> {
+        let mut conn = self.conn.clone();
+        self.bounded(call.invoke_async(&mut conn)).await
     }
 
     /// Run one operation within the timeout, mapping its failure.
@@ -186,18 +191,13 @@ impl Store for RedisStore {
     ) -> BoxFuture<'a, StoreResult<bool>> {
         async move {
             check_request(key, value.len(), ttl)?;
-            let mut conn = self.conn.clone();
-            let set: Option<String> = self
-                .bounded(
-                    redis::cmd("SET")
-                        .arg(self.key(key))
-                        .arg(value)
-                        .arg("NX")
-                        .arg("PX")
-                        .arg(millis(ttl))
-                        .query_async(&mut conn),
-                )
-                .await?;
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(self.key(key))
+                .arg(value)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl));
+            let set: Option<String> = self.query(&cmd).await?;
             Ok(set.is_some())
         }
         .boxed()
@@ -211,16 +211,9 @@ impl Store for RedisStore {
     ) -> BoxFuture<'a, StoreResult<bool>> {
         async move {
             check_request(key, value.len(), ttl)?;
-            let mut conn = self.conn.clone();
-            let n: i64 = self
-                .bounded(
-                    self.renew
-                        .key(self.key(key))
-                        .arg(value)
-                        .arg(millis(ttl))
-                        .invoke_async(&mut conn),
-                )
-                .await?;
+            let mut call = self.renew.key(self.key(key));
+            call.arg(value).arg(millis(ttl));
+            let n: i64 = self.invoke(&call).await?;
             Ok(n == 1)
         }
         .boxed()
@@ -234,35 +227,20 @@ impl Store for RedisStore {
     ) -> BoxFuture<'a, StoreResult<()>> {
         async move {
             check_request(key, value.len(), ttl)?;
-            let mut conn = self.conn.clone();
-            self.bounded(
-                redis::cmd("SET")
-                    .arg(self.key(key))
-                    .arg(value)
-                    .arg("PX")
-                    .arg(millis(ttl))
-                    .query_async::<()>(&mut conn),
-            )
-            .await
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
+            self.query::<()>(&cmd).await
         }
         .boxed()
     }
 
     fn get<'a>(&'a self, key: &'a str) -> BoxFuture<'a, StoreResult<Option<Vec<u8>>>> {
-        async move {
-            let mut conn = self.conn.clone();
-            self.bounded(redis::cmd("GET").arg(self.key(key)).query_async(&mut conn))
-                .await
-        }
-        .boxed()
+        async move { self.query(redis::cmd("GET").arg(self.key(key))).await }.boxed()
     }
 
     fn delete<'a>(&'a self, key: &'a str) -> BoxFuture<'a, StoreResult<bool>> {
         async move {
-            let mut conn = self.conn.clone();
-            let n: i64 = self
-                .bounded(redis::cmd("DEL").arg(self.key(key)).query_async(&mut conn))
-                .await?;
+            let n: i64 = self.query(redis::cmd("DEL").arg(self.key(key))).await?;
             Ok(n > 0)
         }
         .boxed()
@@ -277,17 +255,9 @@ impl Store for RedisStore {
     ) -> BoxFuture<'a, StoreResult<bool>> {
         async move {
             check_request(set, member.len(), ttl)?;
-            let mut conn = self.conn.clone();
-            let n: i64 = self
-                .bounded(
-                    self.admit
-                        .key(self.key(set))
-                        .arg(member)
-                        .arg(limit)
-                        .arg(millis(ttl))
-                        .invoke_async(&mut conn),
-                )
-                .await?;
+            let mut call = self.admit.key(self.key(set));
+            call.arg(member).arg(limit).arg(millis(ttl));
+            let n: i64 = self.invoke(&call).await?;
             Ok(n == 1)
         }
         .boxed()
@@ -295,14 +265,8 @@ impl Store for RedisStore {
 
     fn release<'a>(&'a self, set: &'a str, member: &'a str) -> BoxFuture<'a, StoreResult<()>> {
         async move {
-            let mut conn = self.conn.clone();
-            self.bounded(
-                redis::cmd("ZREM")
-                    .arg(self.key(set))
-                    .arg(member)
-                    .query_async::<()>(&mut conn),
-            )
-            .await
+            self.query::<()>(redis::cmd("ZREM").arg(self.key(set)).arg(member))
+                .await
         }
         .boxed()
     }
@@ -310,14 +274,9 @@ impl Store for RedisStore {
     fn count<'a>(&'a self, key: &'a str, window: Duration) -> BoxFuture<'a, StoreResult<u64>> {
         async move {
             check_request(key, 0, window)?;
-            let mut conn = self.conn.clone();
-            self.bounded(
-                self.count
-                    .key(self.key(key))
-                    .arg(millis(window))
-                    .invoke_async(&mut conn),
-            )
-            .await
+            let mut call = self.count.key(self.key(key));
+            call.arg(millis(window));
+            self.invoke(&call).await
         }
         .boxed()
     }
