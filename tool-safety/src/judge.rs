@@ -10,7 +10,7 @@ use crate::effects::{
     ALLOCATION_REVIEW_BYTES, EVERY_PROCESS, QUIET_HOST_INFO,
 };
 use crate::paths::{self, PathClass};
-use crate::report::SafetyFinding;
+use crate::report::{RiskCategory, SafetyFinding};
 
 /// What the judge knows of where the script runs.
 #[derive(Debug, Clone, Default)]
@@ -412,6 +412,48 @@ fn sharpen_dynamic(effects: &[Effect], out: &mut [Judged]) {
             g.metadata = std::mem::take(&mut f.metadata);
             *f = g;
         }
+    }
+}
+
+/// `true` for the findings of code the scan cannot see (`DYNAMIC-EXEC`, sharpened or not).
+pub(crate) fn is_hidden_code(rule_id: &str) -> bool {
+    rule_id == id::DYNAMIC_EXEC.as_str() || rule_id == id::DYNAMIC_EXEC_SENSITIVE.as_str()
+}
+
+/// [`sharpen_dynamic`] over every finding of the script, the built-in rules' too: a
+/// `DYNAMIC-EXEC` is denied where any other finding asks at least for review. Findings that only
+/// say code is hidden (code execution, native calls, obfuscated names: `BASH-INDIRECT-EXEC`,
+/// `BASH-EVAL`, `PY-EVAL`, `PY-NATIVE`, beside the `DYNAMIC-EXEC` they describe) are not an
+/// effect and do not count. The effects judged by a sharpened finding take its rule and verdict.
+pub(crate) fn sharpen_hidden(findings: &mut [SafetyFinding], effects: &mut [Effect]) {
+    let sensitive = findings.iter().any(|f| {
+        f.decision >= SafetyDecision::NeedsHumanReview
+            && !is_hidden_code(&f.rule_id)
+            && !matches!(
+                f.category,
+                RiskCategory::CodeExecution | RiskCategory::NativeCode | RiskCategory::Obfuscation
+            )
+    });
+    if !sensitive {
+        return;
+    }
+    let plain = id::DYNAMIC_EXEC.as_str();
+    let sharp = id::DYNAMIC_EXEC_SENSITIVE.as_str();
+    for f in findings.iter_mut().filter(|f| f.rule_id == plain) {
+        let mut g = finding(id::DYNAMIC_EXEC_SENSITIVE, &f.evidence);
+        g.metadata = std::mem::take(&mut f.metadata);
+        g.evidence_redacted = f.evidence_redacted;
+        (g.line, g.column) = (f.line, f.column);
+        for e in effects.iter_mut() {
+            if e.rule_id.as_deref() == Some(plain)
+                && f.line == Some(e.line)
+                && f.column == Some(e.column)
+            {
+                e.rule_id = Some(sharp.to_owned());
+                e.verdict = e.verdict.max(g.decision);
+            }
+        }
+        *f = g;
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 use crate::catalog::{self, finding, id};
 use crate::decision::SafetyDecision;
 use crate::effects::{Effect, EffectKind, EffectTarget};
-use crate::judge::{judge, Workspace};
+use crate::judge::{is_hidden_code, judge, sharpen_hidden, Workspace};
 use crate::paths::{self, PathClass};
 use crate::policy::{PolicyError, RuleAction, SafetyPolicy};
 use crate::report::{RiskLevel, SafetyFinding, SafetyReport, SafetyScanRequest};
@@ -191,11 +191,14 @@ impl Scanner {
         // Where a built-in rule already speaks at least as strictly, it alone speaks.
         let judged = judge(&sink.effects, &ws, &self.policy.allowlist.paths);
         let mut effects = std::mem::take(&mut sink.effects);
+        // Except code the scan cannot see: its finding stays beside the built-in rule's (they
+        // say different things), and may be sharpened below.
         for (f, at, i) in judged {
             let (line, column) = at.unzip();
             let covering = sink
                 .findings
                 .iter()
+                .filter(|_| !is_hidden_code(&f.rule_id))
                 .find(|g| g.line == line && g.column == column && g.decision >= f.decision)
                 .map(|g| (g.rule_id.clone(), g.decision));
             let covered = covering.is_some();
@@ -210,6 +213,7 @@ impl Scanner {
                 sink.push_at(f, at);
             }
         }
+        sharpen_hidden(&mut sink.findings, &mut effects);
         // Paths as they will be: against the tracked cwd, then the request's cwd and workspace.
         if ws.cwd.or(ws.root).is_some() {
             for e in &mut effects {

@@ -112,6 +112,53 @@ fn host_info_is_reviewed() {
     });
 }
 
+/// Decision on `uname` (issue 25: "host information reads (process lists, CPU/memory/network
+/// interfaces, `ifconfig`, `ps`, `netstat`) as review"): `uname` in any form, `-a` included,
+/// prints the kernel's name, release, version and machine and the node name, which is what
+/// configure scripts, `config.guess` and Makefiles read to pick a build; the benign corpus has
+/// `uname -a > out/platform.txt`. It names none of the issue's classes, so it is listed as an
+/// effect (`reads kernel`) and not reviewed, like `ps … | grep NAME`. Joined with any read the
+/// issue names (a process list, CPU, memory, network interfaces, `hostname -I`), the script is
+/// reviewed for that read.
+#[test]
+fn uname_is_listed_not_reviewed_and_the_named_reads_are() {
+    for src in [
+        "uname -a",
+        "uname -s > build/platform.txt",
+        "uname -m && uname -r",
+    ] {
+        let r = scan(src, false);
+        assert_eq!(
+            r.decision,
+            SafetyDecision::Allow,
+            "{src}: {:?}",
+            r.rule_ids()
+        );
+        assert!(
+            r.effects
+                .iter()
+                .any(|e| matches!(&e.kind, EffectKind::HostInfo { what } if what == "kernel")),
+            "{src}: uname is listed"
+        );
+    }
+    for src in [
+        "uname -a; ps aux",
+        "uname -a && lscpu",
+        "uname -a; free -m",
+        "uname -a; ip addr",
+        "hostname -I",
+        "uname -n; netstat -an",
+    ] {
+        let r = scan(src, false);
+        assert!(
+            r.decision != SafetyDecision::Allow && has(&r, "HOST-INFO"),
+            "{src}: {} {:?}",
+            r.decision,
+            r.rule_ids()
+        );
+    }
+}
+
 #[test]
 fn allocation_is_reviewed_with_its_size() {
     class("allocation.sh", 6, |r| {

@@ -53,7 +53,16 @@ fn host_info(name: &str, vals: &[&str], piped_to_filter: bool) -> Option<&'stati
         "free" | "vmstat" => "memory",
         "lshw" | "dmidecode" | "lspci" | "lsusb" | "lsblk" | "hwinfo" | "inxi" => "hardware",
         "w" | "who" | "last" | "lastlog" | "users" | "finger" => "users",
+        // The kernel's name, release and machine (and with `-a` the node name): what
+        // configure scripts and Makefiles read; listed, not reviewed (see QUIET_HOST_INFO).
         "uname" => "kernel",
+        "hostname"
+            if vals
+                .iter()
+                .any(|v| matches!(*v, "-I" | "-i" | "--all-ip-addresses" | "--ip-address")) =>
+        {
+            "network interfaces"
+        }
         "hostnamectl" | "systemd-detect-virt" | "neofetch" => "system",
         "sysctl" if vals.contains(&"-a") => "system",
         _ => return None,

@@ -43,6 +43,25 @@ pub(crate) const PARSER: &str = "ruff_python_parser 0.0.10";
 /// Scan `src` as Python into `sink`. `nest` counts re-parsed strings (`python -c`, `exec("...")`);
 /// `base` is the outer position every nested finding is reported at.
 pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u32)>) {
+    scan_bound(src, sink, nest, base, Bound::default());
+}
+
+/// Names a nested scan starts with bound: the parameters of an inlined function call that were
+/// passed a process object or a list of every process (not constants, so not in its text).
+#[derive(Default)]
+pub(super) struct Bound {
+    pub(super) aliases: HashMap<String, String>,
+    pub(super) proc_lists: HashSet<String>,
+}
+
+/// [`scan`] with `bound` names already bound.
+pub(super) fn scan_bound(
+    src: &str,
+    sink: &mut Sink,
+    nest: usize,
+    base: Option<(u32, u32)>,
+    bound: Bound,
+) {
     if !sink::nesting_ok(sink, nest, base) {
         return;
     }
@@ -55,7 +74,7 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         sink,
         nest,
         base,
-        aliases: HashMap::new(),
+        aliases: bound.aliases,
         star: Vec::new(),
         consts: HashMap::new(),
         tainted: HashSet::new(),
@@ -67,7 +86,7 @@ pub(crate) fn scan(src: &str, sink: &mut Sink, nest: usize, base: Option<(u32, u
         handles: HashMap::new(),
         archives: HashSet::new(),
         socket_data: HashSet::new(),
-        proc_lists: HashSet::new(),
+        proc_lists: bound.proc_lists,
         ints: HashMap::new(),
         trips: Vec::new(),
         unrolled: Vec::new(),
