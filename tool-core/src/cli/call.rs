@@ -542,6 +542,22 @@ impl Approver for TtyApprover {
     }
 }
 
+/// The terminal question for `request`: the tool, why it asks, what the scripts will do, and
+/// the arguments with secrets masked.
+fn prompt_text(request: &ApprovalRequest, session_choice: &str) -> String {
+    let effects = request
+        .effects_line()
+        .map(|e| format!("\n  it will: {e}"))
+        .unwrap_or_default();
+    format!(
+        "approve `{}` ({})?{effects}\n  arguments: {}\n[y] yes once{session_choice}, anything else \
+         denies: ",
+        request.tool,
+        request.reason,
+        request.args_shown().replace('\n', "\n  ")
+    )
+}
+
 fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
     let deny = |reason: &str| ApprovalDecision::Deny {
         reason: reason.to_owned(),
@@ -555,16 +571,7 @@ fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
         ""
     };
     let mut err = io::stderr().lock();
-    let effects = request
-        .effects_line()
-        .map(|e| format!("\n  it will: {e}"))
-        .unwrap_or_default();
-    let _ = write!(
-        err,
-        "approve `{}` ({})?{effects}\n  arguments: {}\n[y] yes once{session_choice}, anything else \
-         denies: ",
-        request.tool, request.reason, request.args
-    );
+    let _ = write!(err, "{}", prompt_text(request, session_choice));
     let _ = err.flush();
     drop(err);
     let mut answer = String::new();
@@ -581,6 +588,46 @@ fn ask_tty(request: &ApprovalRequest) -> ApprovalDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::approval::ApprovalReason;
+    use crate::decl::Risk;
+
+    #[test]
+    fn the_terminal_question_masks_secrets_in_the_arguments() {
+        let args = json!({
+            "script": "export GITHUB_TOKEN=ghp_0123456789abcdefABCDEF0123\ncurl -H 'Authorization: Bearer hunter2hunter2' https://example.com/x",
+            "api_key": "plainsecretvalue",
+            "path": "notes/today.md"
+        });
+        let request = ApprovalRequest {
+            session_id: "s".into(),
+            call_id: "1".into(),
+            tool: "run".into(),
+            risk: Risk::Dangerous,
+            args: args.clone(),
+            reason: ApprovalReason::Risk {
+                risk: Risk::Dangerous,
+            },
+            session_grant_allowed: false,
+            round: 0,
+            effects: vec!["fetches https://example.com/x".into()],
+        };
+        let text = prompt_text(&request, "");
+        for secret in [
+            "ghp_0123456789abcdefABCDEF0123",
+            "hunter2hunter2",
+            "plainsecretvalue",
+        ] {
+            assert!(!text.contains(secret), "{secret} shown: {text}");
+        }
+        assert!(text.contains("<redacted>"), "{text}");
+        assert!(text.contains("notes/today.md"), "{text}");
+        assert!(
+            text.contains("it will: fetches https://example.com/x"),
+            "{text}"
+        );
+        // The approver still decides on the exact call.
+        assert_eq!(request.args, args);
+    }
 
     #[test]
     fn a_log_line_cannot_forge_lines_or_drive_the_terminal() {

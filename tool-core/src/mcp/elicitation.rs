@@ -13,7 +13,7 @@ use crate::approval::{ApprovalDecision, ApprovalReason, ApprovalRequest, Approve
 /// The form that asks whether `req` may run. It offers a session grant only when the request
 /// allows one.
 pub(super) fn approval_params(req: &ApprovalRequest) -> Result<ElicitRequestParams, String> {
-    let args = serde_json::to_string_pretty(&req.args).unwrap_or_default();
+    let args = req.args_shown();
     let mut properties = serde_json::Map::new();
     properties.insert(
         "approve".into(),
@@ -187,6 +187,24 @@ mod tests {
             ),
             "{message}"
         );
+    }
+
+    #[test]
+    fn the_question_masks_secrets_in_the_arguments() {
+        let mut r = req(false);
+        r.args = json!({
+            "script": "import os\nos.environ['TOKEN'] = 'sk-proj-0123456789abcdefghijKLMN'\nprint('ok')",
+            "password": "correct-horse-battery",
+            "path": "src/main.rs"
+        });
+        let v = serde_json::to_value(approval_params(&r).expect("form")).expect("json");
+        let message = v["message"].as_str().unwrap_or_default();
+        for secret in ["sk-proj-0123456789abcdefghijKLMN", "correct-horse-battery"] {
+            assert!(!message.contains(secret), "{secret} shown: {message}");
+        }
+        assert!(message.contains("<redacted>"), "{message}");
+        assert!(message.contains("src/main.rs"), "{message}");
+        assert_eq!(r.args["password"], "correct-horse-battery");
     }
 
     #[test]
