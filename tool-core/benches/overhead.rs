@@ -20,12 +20,15 @@
 //!   validated JSON arguments, no typed deserialize).
 //!
 //! Two groups: `read_file` reads a small real file (the usual case), `noop` returns a constant
-//! (pure overhead).
+//! (pure overhead). Both run twice: quiet, then as `read_file_loaded` and `noop_loaded` while as
+//! many busy-loop processes as the machine has cores compete for them (`OVERHEAD_LOAD=N` for N
+//! processes, `0` to leave the loaded groups out), so that one run shows what contention costs
+//! each variant.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -36,6 +39,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tool_core::registry::ToolDef;
 use tool_core::{Executor, ExecutorConfig, Registry, Risk, ToolOutcome, WorkspacePath};
+
+#[path = "common/load.rs"]
+mod load;
 
 const READ_CALL: &str =
     r#"{"tool": "read_part", "args": {"path": "docs/notes.txt", "offset": 2, "limit": 64}}"#;
@@ -317,95 +323,103 @@ fn bench(c: &mut Criterion) {
         );
     }
 
-    let mut g = c.benchmark_group("read_file");
-    g.bench_function("floor", |b| {
-        b.iter(|| {
-            let call: Call = serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
-            let a = call.args;
-            read_slice(
-                &root.join(&a.path),
-                a.offset.unwrap_or(0),
-                a.limit.unwrap_or(u32::MAX),
-            )
-        })
-    });
-    g.bench_function("naive", |b| {
-        b.iter(|| {
-            let call: UntypedCall =
-                serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
-            assert!(validator.is_valid(&call.args));
-            let a: ReadArgs = serde_json::from_value(call.args).expect("args");
-            read_slice(
-                &root.join(&a.path),
-                a.offset.unwrap_or(0),
-                a.limit.unwrap_or(u32::MAX),
-            )
-        })
-    });
-    g.bench_function("rmcp", |b| {
-        b.to_async(&rt).iter(|| rmcp_call(MCP_READ_CALL))
-    });
-    for (name, text) in [
-        ("pipeline", READ_CALL),
-        ("pipeline_sync", READ_CALL_SYNC),
-        ("pipeline_dyn", READ_CALL_DYN),
-    ] {
-        g.bench_function(name, |b| {
-            b.to_async(&rt)
-                .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
-        });
-    }
-    g.bench_function("pipeline_sync_spawn_blocking", |b| {
-        b.to_async(&rt)
-            .iter(|| exec_off.execute_text(&session, std::hint::black_box(READ_CALL_SYNC)))
-    });
-    g.bench_function("pipeline_async_confined", |b| {
-        b.to_async(&rt)
-            .iter(|| exec_async.execute_text(&session, std::hint::black_box(READ_CALL)))
-    });
-    g.finish();
+    let floor_read = || {
+        let call: Call = serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
+        let a = call.args;
+        read_slice(
+            &root.join(&a.path),
+            a.offset.unwrap_or(0),
+            a.limit.unwrap_or(u32::MAX),
+        )
+    };
+    let naive_read = || {
+        let call: UntypedCall =
+            serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
+        assert!(validator.is_valid(&call.args));
+        let a: ReadArgs = serde_json::from_value(call.args).expect("args");
+        read_slice(
+            &root.join(&a.path),
+            a.offset.unwrap_or(0),
+            a.limit.unwrap_or(u32::MAX),
+        )
+    };
+    let floor_noop = || {
+        let call: Call = serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
+        let _ = std::hint::black_box(call.args);
+        "done".to_owned()
+    };
+    let naive_noop = || {
+        let call: UntypedCall =
+            serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
+        assert!(validator.is_valid(&call.args));
+        let a: ReadArgs = serde_json::from_value(call.args).expect("args");
+        let _ = std::hint::black_box(a);
+        "done".to_owned()
+    };
 
-    let mut g = c.benchmark_group("noop");
-    g.bench_function("floor", |b| {
-        b.iter(|| {
-            let call: Call = serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
-            let _ = std::hint::black_box(call.args);
-            "done".to_owned()
-        })
-    });
-    g.bench_function("naive", |b| {
-        b.iter(|| {
-            let call: UntypedCall =
-                serde_json::from_str(std::hint::black_box(NOOP_CALL)).expect("parse");
-            assert!(validator.is_valid(&call.args));
-            let a: ReadArgs = serde_json::from_value(call.args).expect("args");
-            let _ = std::hint::black_box(a);
-            "done".to_owned()
-        })
-    });
-    g.bench_function("rmcp", |b| {
-        b.to_async(&rt).iter(|| rmcp_call(MCP_NOOP_CALL))
-    });
-    for (name, text) in [
-        ("pipeline", NOOP_CALL),
-        ("pipeline_sync", NOOP_CALL_SYNC),
-        ("pipeline_dyn", NOOP_CALL_DYN),
-    ] {
-        g.bench_function(name, |b| {
-            b.to_async(&rt)
-                .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
-        });
+    // Quiet, then (unless `OVERHEAD_LOAD=0`) again while busy loops keep every core busy.
+    let loaded = load_processes();
+    for busy in std::iter::once(0).chain((loaded > 0).then_some(loaded)) {
+        let suffix = if busy == 0 { "" } else { "_loaded" };
+        for (group, floor, naive, mcp, [text, text_sync, text_dyn]) in [
+            (
+                "read_file",
+                &floor_read as &dyn Fn() -> Result<String, String>,
+                &naive_read as &dyn Fn() -> Result<String, String>,
+                MCP_READ_CALL,
+                [READ_CALL, READ_CALL_SYNC, READ_CALL_DYN],
+            ),
+            (
+                "noop",
+                &|| Ok(floor_noop()),
+                &|| Ok(naive_noop()),
+                MCP_NOOP_CALL,
+                [NOOP_CALL, NOOP_CALL_SYNC, NOOP_CALL_DYN],
+            ),
+        ] {
+            let _load = load::Load::start(busy);
+            let mut g = c.benchmark_group(format!("{group}{suffix}"));
+            g.bench_function("floor", |b| b.iter(floor));
+            g.bench_function("naive", |b| b.iter(naive));
+            g.bench_function("rmcp", |b| b.to_async(&rt).iter(|| rmcp_call(mcp)));
+            for (name, text) in [
+                ("pipeline", text),
+                ("pipeline_sync", text_sync),
+                ("pipeline_dyn", text_dyn),
+            ] {
+                g.bench_function(name, |b| {
+                    b.to_async(&rt)
+                        .iter(|| exec.execute_text(&session, std::hint::black_box(text)))
+                });
+            }
+            g.bench_function("pipeline_sync_spawn_blocking", |b| {
+                b.to_async(&rt)
+                    .iter(|| exec_off.execute_text(&session, std::hint::black_box(text_sync)))
+            });
+            g.bench_function("pipeline_async_confined", |b| {
+                b.to_async(&rt)
+                    .iter(|| exec_async.execute_text(&session, std::hint::black_box(text)))
+            });
+            g.finish();
+        }
     }
-    g.bench_function("pipeline_sync_spawn_blocking", |b| {
-        b.to_async(&rt)
-            .iter(|| exec_off.execute_text(&session, std::hint::black_box(NOOP_CALL_SYNC)))
-    });
-    g.bench_function("pipeline_async_confined", |b| {
-        b.to_async(&rt)
-            .iter(|| exec_async.execute_text(&session, std::hint::black_box(NOOP_CALL)))
-    });
-    g.finish();
+}
+
+/// How many busy processes the `_loaded` groups run beside the bench: `OVERHEAD_LOAD`, else one
+/// per core this process may use; `0` leaves the `_loaded` groups out.
+fn load_processes() -> usize {
+    match std::env::var("OVERHEAD_LOAD") {
+        Ok(n) => n.parse().expect("OVERHEAD_LOAD: a number of processes"),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if load::burn_if_asked() {
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

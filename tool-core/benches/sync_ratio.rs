@@ -1,7 +1,8 @@
 //! A sync `#[tool]` through the executor's confined workers, and an async `#[tool]` on its class's
 //! confined runtime (the default, `ExecutorConfig::sandbox_async`), against the same async
 //! `#[tool]` run unconfined, interleaved call by call so that load which comes and goes hits both alike; prints the median
-//! and the mean of each and their ratios. `cargo bench -p tool-core --bench sync_ratio [-- CALLS]`.
+//! and the mean of each and their ratios. `cargo bench -p tool-core --bench sync_ratio [-- CALLS]`;
+//! `LOAD=N` runs N busy-loop processes beside the calls for the whole run.
 //!
 //! Criterion (`overhead`) reports means, which a few calls delayed by the machine (a thread that
 //! was not scheduled for a while) move a lot on a small shared machine; the median says what a
@@ -9,6 +10,9 @@
 
 use std::sync::Arc;
 use std::time::Instant;
+
+#[path = "common/load.rs"]
+mod load;
 
 use tool_core::{Executor, ExecutorConfig, Registry, WorkspacePath};
 
@@ -56,6 +60,13 @@ fn stats(mut v: Vec<f64>) -> (f64, f64) {
 }
 
 fn main() {
+    if load::burn_if_asked() {
+        return;
+    }
+    // `LOAD=N`: N busy-loop processes compete for the cores during the whole run.
+    let _load = load::Load::start(
+        std::env::var("LOAD").map_or(0, |n| n.parse().expect("LOAD: a number of processes")),
+    );
     let calls: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())

@@ -90,6 +90,7 @@ mod pool;
 mod probe;
 mod protocol;
 mod seccomp;
+mod spin;
 mod zygote;
 
 pub use command::{Launcher, Outcome, ProcessOutput, SandboxedCommand, HELPER_NAME};
@@ -99,6 +100,7 @@ pub use policy::{
     default_system_read_paths, CapabilityClass, FsAccess, LimitHit, Mode, PathGrant, Rlimits,
     SandboxPolicy, DEFAULT_MEMORY_BYTES,
 };
-pub use pool::{recv_spinning, ConfinedPool, IdleSpin, PoolConfig};
+pub use pool::{ConfinedPool, PoolConfig};
 pub use probe::Support;
+pub use spin::{recv_spinning, spare_core, IdleSpin};
 pub use tokio_util::sync::CancellationToken;

@@ -2,7 +2,7 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use crate::confine::{confine_current_thread, Enforcement};
 use crate::error::SandboxError;
 use crate::policy::{Mode, SandboxPolicy};
+use crate::spin::{recv_spinning, relax, IdleSpin};
 
 /// Sizes of a [`ConfinedPool`].
 #[derive(Debug, Clone)]
@@ -26,7 +27,8 @@ pub struct PoolConfig {
     /// How long an idle worker polls for the next job, and a caller polls for its result, before
     /// either sleeps (`Duration::ZERO`: never). One worker only spins (the others sleep), so a
     /// pool of one worker does not. Short jobs then cost two cache-line transfers
-    /// instead of two thread wake-ups, at the price of that much busy CPU per call.
+    /// instead of two thread wake-ups, at the price of that much busy CPU per call. Neither side
+    /// polls while the machine has no core to spare ([`spare_core`](crate::spare_core)).
     pub spin: Duration,
 }
 
@@ -234,75 +236,6 @@ impl ConfinedPool {
     }
 }
 
-/// Receives from `rx`, polling it for up to `spin` before it waits (`Duration::ZERO`: waits at
-/// once). A short job on another thread is usually done before a wake-up of this one would even
-/// be scheduled; the poll yields the thread now and then, so a loaded machine runs the job.
-pub async fn recv_spinning<T>(
-    mut rx: oneshot::Receiver<T>,
-    spin: Duration,
-) -> Result<T, oneshot::error::RecvError> {
-    if !spin.is_zero() {
-        let until = Instant::now() + spin;
-        let mut turns = 0u32;
-        loop {
-            match rx.try_recv() {
-                Ok(value) => return Ok(value),
-                Err(oneshot::error::TryRecvError::Closed) => break,
-                Err(oneshot::error::TryRecvError::Empty) => {}
-            }
-            if Instant::now() >= until {
-                break;
-            }
-            relax(&mut turns);
-        }
-    }
-    rx.await
-}
-
-/// One turn of a busy wait: a spin hint, and now and then a yield so a loaded machine runs
-/// whatever the spinner waits for.
-fn relax(turns: &mut u32) {
-    *turns = turns.wrapping_add(1);
-    if *turns % 8 == 0 {
-        std::thread::yield_now();
-    } else {
-        std::hint::spin_loop();
-    }
-}
-
-/// The right of an idle thread to spin while it waits for work, process-wide: at most one thread
-/// per core but one spins idle at once (at least one), whatever the pools and runtimes, so that
-/// idle spinners never crowd out the threads doing the work on a small machine. Those that get
-/// none sleep at once.
-#[derive(Debug)]
-pub struct IdleSpin(());
-
-static IDLE_SPINNERS: AtomicUsize = AtomicUsize::new(0);
-
-impl IdleSpin {
-    /// A right to spin if one is free now.
-    pub fn try_start() -> Option<IdleSpin> {
-        static CAP: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let cap = *CAP.get_or_init(|| {
-            std::thread::available_parallelism()
-                .map_or(1, |n| n.get().saturating_sub(1))
-                .max(1)
-        });
-        IDLE_SPINNERS
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < cap).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| IdleSpin(()))
-    }
-}
-
-impl Drop for IdleSpin {
-    fn drop(&mut self) {
-        IDLE_SPINNERS.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// The next job: polled for up to `spin` (if this thread may spin, see [`IdleSpin`]), then
 /// waited for.
 fn next_job(rx: &Receiver<Job>, spin: Duration) -> Result<Job, ()> {
@@ -320,10 +253,9 @@ fn next_job(rx: &Receiver<Job>, spin: Duration) -> Result<Job, ()> {
                 Err(TryRecvError::Disconnected) => return Err(()),
                 Err(TryRecvError::Empty) => {}
             }
-            if Instant::now() >= until {
+            if Instant::now() >= until || !relax(&mut turns) {
                 break;
             }
-            relax(&mut turns);
         }
     }
     rx.recv().map_err(|_| ())

@@ -389,7 +389,8 @@ impl ExecutorConfig {
     /// How long a confined worker polls for its next job, and a caller for a sync handler's
     /// result, before either sleeps (default [`DEFAULT_SPIN`](crate::sandbox::DEFAULT_SPIN);
     /// `Duration::ZERO`: never). Spinning trades that much busy CPU per call for no thread
-    /// wake-up on short handlers.
+    /// wake-up on short handlers; it happens only while the machine has a core to spare
+    /// (`tool_sandbox::spare_core`): when every core has work, both sides sleep at once.
     pub fn sandbox_spin(mut self, spin: Duration) -> Self {
         self.sandbox.spin = spin;
         self

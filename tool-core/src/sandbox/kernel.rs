@@ -38,6 +38,9 @@ mod other {
         pub(crate) fn try_start() -> Option<IdleSpin> {
             None
         }
+        pub(crate) fn still_worth_it(&self) -> bool {
+            false
+        }
     }
 
     /// Nothing spins where nothing is confined: the result is awaited.

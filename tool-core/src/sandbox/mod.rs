@@ -20,7 +20,10 @@
 //! irreversibly), so an async handler's future is handed to a confined runtime of its class and
 //! its result handed back, a hand-off per call like the sync workers'; both sides poll for a
 //! short while before they sleep ([`ExecutorConfig::sandbox_spin`](crate::ExecutorConfig::sandbox_spin)),
-//! so a short handler costs no thread wake-up. The async handlers of one class share that
+//! so a short handler costs no thread wake-up, but only while the machine has a core to spare:
+//! when every core has work, a polling thread would take its turn from the one it waits for, so
+//! both sleep at once and a call costs two wake-ups instead. The runtime polls a handed-off
+//! future once before it spawns it, so a handler that finishes on its first poll costs no task. The async handlers of one class share that
 //! runtime's one thread: CPU-bound stretches of them run one at a time, and
 //! `tokio::task::block_in_place` is not available there (write such a handler sync).
 //! [`ExecutorConfig::sandbox_async`](crate::ExecutorConfig::sandbox_async)`(false)` runs async

@@ -73,7 +73,7 @@ impl ConfinedRuntime {
                         match incoming.try_recv() {
                             Ok(task) => {
                                 spinning = None;
-                                tokio::spawn(task);
+                                start_task(task).await;
                                 last = Instant::now();
                                 continue;
                             }
@@ -84,7 +84,9 @@ impl ConfinedRuntime {
                             if spinning.is_none() {
                                 spinning = IdleSpin::try_start();
                             }
-                            if spinning.is_some() {
+                            // Only while the machine has a core to spare: a busy machine
+                            // gives this thread's turn to the threads with work.
+                            if spinning.as_ref().is_some_and(IdleSpin::still_worth_it) {
                                 // Lets the tasks run and polls the I/O driver, then looks again.
                                 tokio::task::yield_now().await;
                                 continue;
@@ -93,7 +95,7 @@ impl ConfinedRuntime {
                         spinning = None;
                         match incoming.recv().await {
                             Some(task) => {
-                                tokio::spawn(task);
+                                start_task(task).await;
                                 last = Instant::now();
                             }
                             // The executor is gone: the tasks still running are dropped with
@@ -117,6 +119,15 @@ impl ConfinedRuntime {
     /// Hands `task` to the runtime's thread; `false` if it is gone.
     pub(crate) fn submit(&self, task: Task) -> bool {
         self.tasks.send(task).is_ok()
+    }
+}
+
+/// Polls `task` once here, and spawns it onto the runtime only if it is not done: most handlers
+/// finish on their first poll, and then cost no task of their own. (A future may be polled under
+/// one waker and then under another: the spawned task's first poll registers its own.)
+async fn start_task(mut task: Task) {
+    if futures::poll!(task.as_mut()).is_pending() {
+        tokio::spawn(task);
     }
 }
 

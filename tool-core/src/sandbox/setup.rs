@@ -61,7 +61,8 @@ pub const DEFAULT_WORKERS: usize = 4;
 pub const DEFAULT_TOOL_SLOTS: usize = 2;
 
 /// Default busy wait of a confined worker or runtime for its next job, and of a caller for a
-/// handler's result, before either sleeps: a short handler then costs no thread wake-up.
+/// handler's result, before either sleeps: a short handler then costs no thread wake-up. Only
+/// while the machine has a core to spare (`tool_sandbox::spare_core`); otherwise none.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(50);
 
 /// The sandbox part of an [`ExecutorConfig`](crate::ExecutorConfig).
