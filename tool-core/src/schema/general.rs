@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::validate::{cut, Violation};
+use super::violation::{cut, Violation};
 
 /// Compile a Draft 2020-12 validator. Remote `$ref` retrieval is compiled out; local `#/...`
 /// references work. No type coercion: `"42"` is not `42`.

@@ -10,6 +10,7 @@ pub mod export;
 pub(crate) mod general;
 pub(crate) mod integers;
 pub(crate) mod validate;
+mod violation;
 
 pub use canonical::{canonical_bytes, sorted};
 #[cfg(feature = "jsonschema")]

@@ -3,39 +3,8 @@
 use serde_json::Value;
 
 use super::check::Checker;
-
-/// Longest violation message, in bytes: messages quote the offending value, which the model
-/// chose and may have made huge; the path says where it is.
-pub const MAX_VIOLATION_MESSAGE: usize = 512;
-
-pub(super) fn cut(mut text: String) -> String {
-    if text.len() <= MAX_VIOLATION_MESSAGE {
-        return text;
-    }
-    let total = text.len();
-    let mut end = MAX_VIOLATION_MESSAGE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!("… (message cut, {total} bytes)"));
-    text
-}
-
-/// One schema violation: where (JSON pointer into the arguments) and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// JSON pointer to the offending value (`""` for the root).
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-    /// JSON pointer into the schema of the subschema the value at `path` must match (for a
-    /// missing property, that property's schema); `$ref`s already followed.
-    pub schema_path: String,
-    /// That subschema, at most `MAX_SCHEMA_FRAGMENT` bytes of JSON (see `fragment`), when
-    /// the violation was found with the schema at hand (`with_fragments`).
-    pub schema: Option<Value>,
-}
+pub(super) use super::violation::cut;
+pub use super::violation::Violation;
 
 /// Longest schema fragment a [`Violation`] carries, in bytes of JSON: it goes back to the model
 /// with the refusal, next to every other failing path.
@@ -132,17 +101,6 @@ pub fn fragment(root: &Value, sub: &Value) -> Value {
 
 fn json_len(v: &Value) -> usize {
     serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            self.path.as_str()
-        };
-        write!(f, "at `{path}`: {}", self.message)
-    }
 }
 
 /// A compiled argument validator: the built-in checker for schemas within the keywords it
@@ -267,6 +225,7 @@ pub fn violations(validator: &Validator, args: &Value) -> Vec<Violation> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::violation::MAX_VIOLATION_MESSAGE;
     use super::*;
     use serde_json::json;
 

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::num::{compare, equal, is_integer, is_multiple_of};
-use super::{Checker, Id, Keywords, Node, TYPES};
+use super::tree::{escape, Checker, Id, Keywords, Node, TYPES};
 
 /// One violation as the checker finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,7 +351,7 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                 out.push(Found {
                     path: path.clone(),
                     message: format!("{} is a required property", Value::String(r.clone())),
-                    schema_path: format!("{}/properties/{}", k.at, super::escape(r)),
+                    schema_path: format!("{}/properties/{}", k.at, escape(r)),
                     allowed: None,
                 });
             }

@@ -11,18 +11,16 @@
 
 mod eval;
 mod num;
+mod tree;
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
-pub(crate) use eval::Found;
+pub(crate) use tree::Checker;
+use tree::{escape, Id, Keywords, Node, TYPES};
 
-/// A schema compiled for the built-in checker.
-#[derive(Debug)]
-pub(crate) struct Checker {
-    nodes: Vec<Node>,
-}
+pub(crate) use eval::Found;
 
 /// Why a schema is outside what the built-in checker covers (or is malformed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,57 +39,6 @@ impl std::fmt::Display for Unsupported {
         let at = if self.at.is_empty() { "/" } else { &self.at };
         write!(f, "{} at `{at}`", self.what)
     }
-}
-
-/// Index of a node in [`Checker::nodes`]; the root is 0.
-type Id = usize;
-
-#[derive(Debug)]
-enum Node {
-    /// `true` or `{}` (annotations only).
-    True,
-    /// `false`: nothing matches; its location.
-    False(String),
-    Schema(Box<Keywords>),
-}
-
-/// The JSON types, in the order the general engine lists them.
-const TYPES: [&str; 7] = [
-    "null", "boolean", "integer", "number", "string", "array", "object",
-];
-
-#[derive(Debug, Default)]
-struct Keywords {
-    /// Location of this schema (JSON pointer into the document).
-    at: String,
-    /// Bit `i` set: `TYPES[i]` allowed; with whether it was written as one string.
-    types: Option<(u8, bool)>,
-    enum_: Option<Value>,
-    const_: Option<Value>,
-    minimum: Option<Number>,
-    maximum: Option<Number>,
-    exclusive_minimum: Option<Number>,
-    exclusive_maximum: Option<Number>,
-    multiple_of: Option<f64>,
-    min_length: Option<u64>,
-    max_length: Option<u64>,
-    pattern: Option<(regex::Regex, String)>,
-    prefix_items: Vec<Id>,
-    items: Option<Id>,
-    min_items: Option<u64>,
-    max_items: Option<u64>,
-    unique_items: bool,
-    properties: Vec<(String, Id)>,
-    required: Vec<String>,
-    /// `additionalProperties`: a schema (`false` is a [`Node::False`]).
-    additional: Option<Id>,
-    min_properties: Option<u64>,
-    max_properties: Option<u64>,
-    all_of: Vec<Id>,
-    any_of: Vec<Id>,
-    one_of: Vec<Id>,
-    not: Option<(Id, Value)>,
-    ref_: Option<Id>,
 }
 
 /// Keywords that assert nothing about an instance.
@@ -228,10 +175,6 @@ struct Compiler<'a> {
     nodes: Vec<Node>,
     /// Node of each schema location compiled so far (a `$ref` cycle ends on one).
     at: HashMap<String, Id>,
-}
-
-fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
 }
 
 impl Compiler<'_> {
