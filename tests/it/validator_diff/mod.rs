@@ -81,7 +81,10 @@ fn every_tool_schema_gets_the_same_verdicts_and_violations_from_both_engines() {
     // checker (`$anchor`, `if`/`then`): the general engine checks them.
     assert_eq!(uncovered, ["describe_range", "ignore_range", "reach"]);
     // Both kinds of instance are exercised, in quantity.
-    assert!(valid > 500 && total - valid > 2_000, "{valid} valid of {total}");
+    assert!(
+        valid > 500 && total - valid > 2_000,
+        "{valid} valid of {total}"
+    );
     eprintln!("{schemas} schemas, {total} instances, {valid} valid, 0 disagreements");
 }
 
