@@ -57,5 +57,6 @@ mod schema_export;
 mod tool_logging;
 mod tool_macro;
 mod tool_schemas;
+mod validator_diff;
 mod workspace_ops;
 mod workspace_races;

@@ -1,6 +1,10 @@
 //! Registry start-up with 100 `#[tool]` functions: collect them from `inventory` (which builds
 //! each declaration and derives its JSON Schema with schemars), check them and compile their
-//! validators, then verify a pin of the result, as a program does once at start.
+//! built-in validators, then verify a pin of the result, as a program does once at start.
+//!
+//! With feature `jsonschema`, two more groups put the general engine beside the built-in checker
+//! in the same run: compiling the 100 schemas with it (what start-up did before), and one call's
+//! validation (valid and invalid arguments) with each.
 //!
 //! The 100 tools are four realistic shapes (a path reader, a search, an enum-driven action, a
 //! query with nested filter objects), 25 of each.
@@ -208,6 +212,67 @@ fn bench(c: &mut Criterion) {
             r
         })
     });
+    g.finish();
+    #[cfg(feature = "jsonschema")]
+    engines(c, &registry);
+}
+
+/// The general engine beside the built-in checker: compiling every schema, and validating one
+/// call's arguments.
+#[cfg(feature = "jsonschema")]
+fn engines(c: &mut Criterion, registry: &Registry) {
+    use serde_json::json;
+    use tool_core::schema::{violations, Validator};
+
+    let schemas: Vec<serde_json::Value> = registry
+        .iter()
+        .map(|t| t.decl().input_schema.clone())
+        .collect();
+    let mut g = c.benchmark_group("compile_100_schemas");
+    g.bench_function("builtin", |b| {
+        b.iter_with_large_drop(|| {
+            schemas
+                .iter()
+                .map(|s| Validator::builtin(s).expect("covered"))
+                .collect::<Vec<_>>()
+        })
+    });
+    g.bench_function("general", |b| {
+        b.iter_with_large_drop(|| {
+            schemas
+                .iter()
+                .map(|s| Validator::general(s).expect("compiles"))
+                .collect::<Vec<_>>()
+        })
+    });
+    g.finish();
+
+    let schema = &registry
+        .get("query_rows_00")
+        .expect("tool")
+        .decl()
+        .input_schema;
+    let builtin = Validator::builtin(schema).expect("covered");
+    let general = Validator::general(schema).expect("compiles");
+    let valid = json!({
+        "table": "orders",
+        "filters": [
+            {"column": "status", "op": "eq", "value": "open"},
+            {"column": "total", "op": "gt", "value": "100"}
+        ],
+        "columns": ["id", "total"],
+        "limit": 50
+    });
+    let invalid = json!({"table": "orders", "filters": [{"column": 1, "op": "like"}], "limit": -1});
+    let mut g = c.benchmark_group("validate_call");
+    for (name, v) in [("builtin", &builtin), ("general", &general)] {
+        g.bench_function(format!("{name}/valid"), |b| {
+            b.iter(|| assert!(v.is_valid(std::hint::black_box(&valid))))
+        });
+        g.bench_function(format!("{name}/invalid_violations"), |b| {
+            b.iter(|| violations(v, std::hint::black_box(&invalid)))
+        });
+    }
     g.finish();
 }
 

@@ -14,7 +14,11 @@
 //!   feature;
 //! - `cli`: the command line, `tool_core::cli`; its `scan` command, and the script gate of the
 //!   commands that run tools, need `safety` as well;
-//! - `mcp`: the MCP server and proxy, `tool_core::mcp`.
+//! - `mcp`: the MCP server and proxy, `tool_core::mcp`;
+//! - `jsonschema` (turned on by `cli` and `mcp`): the general JSON Schema engine, for dynamic
+//!   tools, proxied MCP tools, `dump --from` and any `#[tool]` schema outside what the built-in
+//!   argument checker covers (see [`schema::Validator`]); without it such a schema is refused
+//!   when the registry is built.
 //!
 //! Where the pieces an application wires in live: the executor's approver is an
 //! [`approval::Approver`] (a closure through [`approval::from_fn`]; the trait's future is

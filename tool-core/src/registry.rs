@@ -19,6 +19,7 @@ use dump::canonical_dump_of;
 pub use dump::decl_to_json;
 
 mod dump;
+mod validators;
 
 /// A boxed, sendable future of a tool's outcome.
 pub type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
@@ -396,15 +397,15 @@ pub enum RegistryError {
 
 /// Check a declaration against the rules `#[tool]` enforces at compile time.
 pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
-    check_and_compile(decl).map(drop)
+    check_and_prepare(decl, true).map(drop)
 }
 
 /// The validators of one declaration: its input schema, and its output schema if it has one.
-type Validators = (jsonschema::Validator, Option<jsonschema::Validator>);
+type Validators = (validators::Slot, Option<validators::Slot>);
 
-/// [`check_decl`], returning the validators it compiled, so a registry compiles each schema
-/// once (compiling dominates start-up).
-fn check_and_compile(decl: &ToolDecl) -> Result<Validators, RegistryError> {
+/// [`check_decl`], returning the validators it prepared (`dynamic`: a tool built with
+/// [`ToolDef::builder`]; see `validators` for which engine checks what).
+fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, RegistryError> {
     let bad = |reason: String| RegistryError::InvalidDeclaration {
         tool: decl.name.clone(),
         reason,
@@ -439,7 +440,7 @@ fn check_and_compile(decl: &ToolDecl) -> Result<Validators, RegistryError> {
             )));
         }
     }
-    let validator = crate::schema::validate::compile(&decl.input_schema)
+    let validator = validators::prepare(&decl.input_schema, dynamic)
         .map_err(|e| bad(format!("invalid input schema: {e}")))?;
     for arg in &decl.path_args {
         if !is_string_property(&decl.input_schema, arg) {
@@ -462,8 +463,7 @@ fn check_and_compile(decl: &ToolDecl) -> Result<Validators, RegistryError> {
         .output_schema
         .as_ref()
         .map(|s| {
-            crate::schema::validate::compile(s)
-                .map_err(|e| bad(format!("invalid output schema: {e}")))
+            validators::prepare(s, dynamic).map_err(|e| bad(format!("invalid output schema: {e}")))
         })
         .transpose()?;
     Ok((validator, output))
@@ -546,8 +546,8 @@ use registration::ToolRegistration;
 #[derive(Clone)]
 pub struct RegisteredTool {
     def: ToolDef,
-    validator: Arc<jsonschema::Validator>,
-    output_validator: Option<Arc<jsonschema::Validator>>,
+    validator: Arc<validators::Slot>,
+    output_validator: Option<Arc<validators::Slot>>,
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -569,15 +569,19 @@ impl RegisteredTool {
         &self.def.decl
     }
 
-    /// The argument validator, compiled once at registry build.
-    pub fn validator(&self) -> &jsonschema::Validator {
-        &self.validator
+    /// The argument validator: the built-in checker, compiled at registry build, or the
+    /// general engine, compiled on first use (see [`Validator`](crate::schema::Validator)).
+    pub fn validator(&self) -> &crate::schema::Validator {
+        validators::get(&self.validator, &self.def.decl.input_schema)
     }
 
-    /// The output validator, compiled once at registry build; `None` without an output schema.
-    /// The executor checks every successful output against it before the output leaves.
-    pub fn output_validator(&self) -> Option<&jsonschema::Validator> {
-        self.output_validator.as_deref()
+    /// The output validator, made as [`validator`](Self::validator) is; `None` without an
+    /// output schema. The executor checks every successful output against it before the
+    /// output leaves.
+    pub fn output_validator(&self) -> Option<&crate::schema::Validator> {
+        let slot = self.output_validator.as_deref()?;
+        let schema = self.def.decl.output_schema.as_ref()?;
+        Some(validators::get(slot, schema))
     }
 }
 
@@ -632,7 +636,8 @@ impl RegistryBuilder {
                     second: def.decl.source.clone(),
                 });
             }
-            let (validator, output_validator) = check_and_compile(&def.decl)?;
+            let dynamic = def.is_dynamic();
+            let (validator, output_validator) = check_and_prepare(&def.decl, dynamic)?;
             tools.insert(
                 def.decl.name.clone(),
                 RegisteredTool {

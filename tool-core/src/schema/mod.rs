@@ -2,12 +2,20 @@
 //! canonical bytes ([`canonical_bytes`]), provider exports ([`export`]).
 
 pub(crate) mod canonical;
+pub(crate) mod check;
+#[cfg(feature = "jsonschema")]
+mod compare;
 pub mod export;
+#[cfg(feature = "jsonschema")]
+pub(crate) mod general;
 pub(crate) mod integers;
 pub(crate) mod validate;
+mod violation;
 
 pub use canonical::{canonical_bytes, sorted};
-pub use validate::{compile, violations, Violation};
+#[cfg(feature = "jsonschema")]
+pub use compare::{compare_compiled, compare_engines, Agreement};
+pub use validate::{compile, violations, Validator, Violation};
 
 #[cfg(test)]
 mod tests {

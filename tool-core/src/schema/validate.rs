@@ -2,86 +2,9 @@
 
 use serde_json::Value;
 
-/// Compile a Draft 2020-12 validator. Remote `$ref` retrieval is compiled out; local `#/...`
-/// references work. No type coercion: `"42"` is not `42`.
-pub fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .should_validate_formats(true)
-        .build(schema)
-        .map_err(|e| e.to_string())
-}
-
-/// What a violation says. A value outside a set of alternatives is reported without naming the
-/// combinator (`oneOf` here, `anyOf` in a strict provider dump): the allowed values when every
-/// alternative is a constant (an enum with documented variants), else that none matched.
-fn message(e: &jsonschema::ValidationError<'_>) -> String {
-    cut(full_message(e))
-}
-
-/// Longest violation message, in bytes: messages quote the offending value, which the model
-/// chose and may have made huge; the path says where it is.
-pub const MAX_VIOLATION_MESSAGE: usize = 512;
-
-fn cut(mut text: String) -> String {
-    if text.len() <= MAX_VIOLATION_MESSAGE {
-        return text;
-    }
-    let total = text.len();
-    let mut end = MAX_VIOLATION_MESSAGE;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!("… (message cut, {total} bytes)"));
-    text
-}
-
-fn full_message(e: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    let context = match e.kind() {
-        K::MaxLength { limit } => {
-            let chars = e.instance().as_str().map_or(0, |s| s.chars().count());
-            return format!("a string of {chars} characters is longer than {limit}");
-        }
-        K::AnyOf { context } | K::OneOfNotValid { context } => context,
-        _ => return e.to_string(),
-    };
-    let allowed: Option<Vec<String>> = context
-        .iter()
-        .map(|branch| {
-            branch.iter().find_map(|err| match err.kind() {
-                K::Constant { expected_value } => Some(vec![expected_value.to_string()]),
-                K::Enum { options } => options
-                    .as_array()
-                    .map(|a| a.iter().map(Value::to_string).collect()),
-                _ => None,
-            })
-        })
-        .collect::<Option<Vec<Vec<String>>>>()
-        .map(|lists| lists.concat());
-    match allowed {
-        Some(values) if !values.is_empty() => {
-            format!("{} is not one of {}", e.instance(), values.join(", "))
-        }
-        _ => format!("{} matches none of the allowed alternatives", e.instance()),
-    }
-}
-
-/// One schema violation: where (JSON pointer into the arguments) and what.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// JSON pointer to the offending value (`""` for the root).
-    pub path: String,
-    /// What is wrong.
-    pub message: String,
-    /// JSON pointer into the schema of the subschema the value at `path` must match (for a
-    /// missing property, that property's schema); `$ref`s already followed.
-    pub schema_path: String,
-    /// That subschema, at most `MAX_SCHEMA_FRAGMENT` bytes of JSON (see `fragment`), when
-    /// the violation was found with the schema at hand (`with_fragments`).
-    pub schema: Option<Value>,
-}
+use super::check::Checker;
+pub(super) use super::violation::cut;
+pub use super::violation::Violation;
 
 /// Longest schema fragment a [`Violation`] carries, in bytes of JSON: it goes back to the model
 /// with the refusal, next to every other failing path.
@@ -180,48 +103,121 @@ fn json_len(v: &Value) -> usize {
     serde_json::to_vec(v).map_or(usize::MAX, |b| b.len())
 }
 
-/// The subschema a violation is about: the schema object holding the keyword that failed (for
-/// `required`, the missing property's schema when the object declares it).
-fn subschema_path(e: &jsonschema::ValidationError<'_>) -> String {
-    use jsonschema::error::ValidationErrorKind as K;
-    let keyword = e.schema_path().to_string();
-    let parent = keyword
-        .rfind('/')
-        .map_or(String::new(), |i| keyword[..i].to_owned());
-    match e.kind() {
-        K::Required { property } => match property.as_str() {
-            Some(name) => {
-                let escaped = name.replace('~', "~0").replace('/', "~1");
-                format!("{parent}/properties/{escaped}")
-            }
-            None => parent,
-        },
-        _ => parent,
+/// A compiled argument validator: the built-in checker for schemas within the keywords it
+/// covers (every `#[tool]` schema without a checked `format` or a backtracking `pattern`),
+/// or the general `jsonschema` engine (feature `jsonschema`). Both word violations the same.
+pub struct Validator {
+    engine: Engine,
+}
+
+enum Engine {
+    Builtin(Checker),
+    #[cfg(feature = "jsonschema")]
+    General(Box<jsonschema::Validator>),
+    /// A schema that turned out not to compile when first used: nothing matches it.
+    Refuse(String),
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Validator")
+            .field("engine", &self.engine_name())
+            .finish_non_exhaustive()
     }
 }
 
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            self.path.as_str()
-        };
-        write!(f, "at `{path}`: {}", self.message)
+impl Validator {
+    /// Compile `schema` for the built-in checker; fails on any keyword it does not cover.
+    pub fn builtin(schema: &Value) -> Result<Validator, String> {
+        Checker::compile(schema)
+            .map(|c| Validator {
+                engine: Engine::Builtin(c),
+            })
+            .map_err(|u| format!("{u} is not covered by the built-in checker"))
+    }
+
+    /// Compile `schema` with the general engine (Draft 2020-12, formats checked, no remote
+    /// `$ref`, no type coercion: `"42"` is not `42`).
+    #[cfg(feature = "jsonschema")]
+    pub fn general(schema: &Value) -> Result<Validator, String> {
+        super::general::compile(schema).map(|v| Validator {
+            engine: Engine::General(Box::new(v)),
+        })
+    }
+
+    /// The built-in checker, compiled.
+    pub(crate) fn of_checker(c: Checker) -> Validator {
+        Validator {
+            engine: Engine::Builtin(c),
+        }
+    }
+
+    /// A validator nothing matches, for a schema that could not be compiled (`why`).
+    pub(crate) fn refuse(why: String) -> Validator {
+        Validator {
+            engine: Engine::Refuse(why),
+        }
+    }
+
+    /// Which engine checks: `"builtin"` or `"general"` (`"refuse"` for a broken schema).
+    pub fn engine_name(&self) -> &'static str {
+        match &self.engine {
+            Engine::Builtin(_) => "builtin",
+            #[cfg(feature = "jsonschema")]
+            Engine::General(_) => "general",
+            Engine::Refuse(_) => "refuse",
+        }
+    }
+
+    /// `true` when `instance` matches the schema.
+    #[inline]
+    pub fn is_valid(&self, instance: &Value) -> bool {
+        match &self.engine {
+            Engine::Builtin(c) => c.is_valid(instance),
+            #[cfg(feature = "jsonschema")]
+            Engine::General(v) => v.is_valid(instance),
+            Engine::Refuse(_) => false,
+        }
+    }
+}
+
+/// Compile a validator for `schema`: the general engine when tool-core is built with feature
+/// `jsonschema` (the reference for schemas from outside: dynamic tools, proxied MCP tools,
+/// `dump --from`), else the built-in checker, which refuses what it does not cover.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    #[cfg(feature = "jsonschema")]
+    {
+        Validator::general(schema)
+    }
+    #[cfg(not(feature = "jsonschema"))]
+    {
+        Validator::builtin(schema)
+            .map_err(|e| format!("{e}; the general engine needs tool-core's `jsonschema` feature"))
     }
 }
 
 /// Validate `args` and list every violation (empty when valid), in a stable order.
-pub fn violations(validator: &jsonschema::Validator, args: &Value) -> Vec<Violation> {
-    let mut out: Vec<Violation> = validator
-        .iter_errors(args)
-        .map(|e| Violation {
-            path: e.instance_path().to_string(),
-            message: message(&e),
-            schema_path: subschema_path(&e),
+pub fn violations(validator: &Validator, args: &Value) -> Vec<Violation> {
+    let mut out: Vec<Violation> = match &validator.engine {
+        Engine::Builtin(c) => c
+            .errors(args)
+            .into_iter()
+            .map(|f| Violation {
+                path: f.path,
+                message: cut(f.message),
+                schema_path: f.schema_path,
+                schema: None,
+            })
+            .collect(),
+        #[cfg(feature = "jsonschema")]
+        Engine::General(v) => super::general::violations(v, args),
+        Engine::Refuse(why) => vec![Violation {
+            path: String::new(),
+            message: format!("the schema does not compile: {why}"),
+            schema_path: String::new(),
             schema: None,
-        })
-        .collect();
+        }],
+    };
     out.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     out.dedup();
     out
@@ -229,6 +225,7 @@ pub fn violations(validator: &jsonschema::Validator, args: &Value) -> Vec<Violat
 
 #[cfg(test)]
 mod tests {
+    use super::super::violation::MAX_VIOLATION_MESSAGE;
     use super::*;
     use serde_json::json;
 

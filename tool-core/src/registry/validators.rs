@@ -1,0 +1,59 @@
+//! Which engine checks a tool's arguments and output, chosen when the registry is built.
+//!
+//! A `#[tool]` schema is compiled for the built-in checker right away (microseconds, no
+//! meta-schema). A schema outside what the checker covers, and every dynamic tool's schema
+//! (plugins, proxied MCP tools), goes to the general engine (feature `jsonschema`): checked
+//! against the meta-schema now, compiled on first use. Without that feature such a schema is
+//! refused here, so nothing is ever checked in part.
+
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::schema::check::Checker;
+use crate::schema::Validator;
+
+/// A validator made now or on first use.
+pub(super) type Slot = OnceLock<Validator>;
+
+/// Prepare the validator of `schema` (`dynamic`: a [`ToolDef::builder`](super::ToolDef::builder)
+/// tool). `Err` says why the schema cannot be used.
+pub(super) fn prepare(schema: &Value, dynamic: bool) -> Result<Slot, String> {
+    let builtin = Checker::compile(schema);
+    if let Err(u) = &builtin {
+        if u.malformed {
+            return Err(u.to_string());
+        }
+    }
+    #[cfg(feature = "jsonschema")]
+    if dynamic || builtin.is_err() {
+        crate::schema::general::meta_check(schema)?;
+        return Ok(OnceLock::new());
+    }
+    match builtin {
+        Ok(checker) => Ok(OnceLock::from(Validator::of_checker(checker))),
+        Err(u) => {
+            let _ = dynamic;
+            Err(format!(
+                "{u} needs the general JSON Schema engine: enable tool-core's `jsonschema` feature"
+            ))
+        }
+    }
+}
+
+/// The validator in `slot`, compiling the general engine's on first use. A schema that passed
+/// the meta-schema but does not compile refuses every call (fail closed) and says why.
+pub(super) fn get<'a>(slot: &'a Slot, schema: &Value) -> &'a Validator {
+    slot.get_or_init(|| {
+        #[cfg(feature = "jsonschema")]
+        {
+            Validator::general(schema).unwrap_or_else(Validator::refuse)
+        }
+        #[cfg(not(feature = "jsonschema"))]
+        {
+            // `prepare` fills every slot when there is no general engine.
+            let _ = schema;
+            Validator::refuse("no engine covers this schema".to_owned())
+        }
+    })
+}

@@ -1,0 +1,452 @@
+//! The built-in checker: a Draft 2020-12 validator for exactly the keywords the schemas of
+//! `#[tool]` arguments use (types, enums and constants, numeric bounds, `multipleOf`, string
+//! lengths and patterns, array bounds, objects with `properties`/`required`/
+//! `additionalProperties`, `anyOf`/`oneOf`/`allOf`/`not`, local `$ref`). It reports what the general
+//! engine reports, message for message and path for path (the differential tests compare
+//! them); a schema with any other keyword is refused at compile time ([`Unsupported`]), never
+//! checked in part.
+//!
+//! Compiling walks the schema once, with no meta-schema and no regex for a schema without
+//! `pattern`, which keeps registry start-up to microseconds.
+
+mod eval;
+mod num;
+mod tree;
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+
+pub(crate) use tree::Checker;
+use tree::{escape, Id, Keywords, Node, TYPES};
+
+pub(crate) use eval::Found;
+
+/// Why a schema is outside what the built-in checker covers (or is malformed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Unsupported {
+    /// JSON pointer into the schema.
+    pub(crate) at: String,
+    /// What is there.
+    pub(crate) what: String,
+    /// `true` when the schema is wrong (no engine compiles it), not merely outside the
+    /// checker's keywords.
+    pub(crate) malformed: bool,
+}
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.at.is_empty() { "/" } else { &self.at };
+        write!(f, "{} at `{at}`", self.what)
+    }
+}
+
+/// Keywords that assert nothing about an instance.
+const ANNOTATIONS: [&str; 11] = [
+    "$schema",
+    "$comment",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Formats the general engine checks; any other `format` is an annotation to it.
+const CHECKED_FORMATS: [&str; 19] = [
+    "date",
+    "date-time",
+    "duration",
+    "email",
+    "hostname",
+    "idn-email",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "iri",
+    "iri-reference",
+    "json-pointer",
+    "regex",
+    "relative-json-pointer",
+    "time",
+    "uri",
+    "uri-reference",
+    "uri-template",
+    "uuid",
+];
+
+impl Checker {
+    /// Compile `schema`, or say the first part of it the checker does not cover.
+    pub(crate) fn compile(schema: &Value) -> Result<Checker, Unsupported> {
+        let mut c = Compiler {
+            root: schema,
+            nodes: Vec::new(),
+            at: HashMap::new(),
+        };
+        if let Some(id) = schema.get("$id") {
+            if !id.is_string() {
+                return Err(c.bad("", "a `$id` that is not a string"));
+            }
+        }
+        c.node(schema, String::new())?;
+        let checker = Checker { nodes: c.nodes };
+        if let Some(at) = checker.loop_at() {
+            return Err(Unsupported {
+                at,
+                what: "a `$ref` cycle that checks the same value again".to_owned(),
+                malformed: false,
+            });
+        }
+        Ok(checker)
+    }
+
+    /// Nodes applied to the same value as `id` (not to a part of it).
+    fn same_value(&self, id: Id) -> Vec<Id> {
+        match &self.nodes[id] {
+            Node::Schema(k) => k
+                .ref_
+                .iter()
+                .chain(&k.all_of)
+                .chain(&k.any_of)
+                .chain(&k.one_of)
+                .chain(k.not.as_ref().map(|(n, _)| n))
+                .copied()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Where a chain of `$ref`s and combinators comes back to itself without descending into
+    /// the value (it would never end), if anywhere.
+    fn loop_at(&self) -> Option<String> {
+        // 0: unseen, 1: on the current path, 2: done.
+        let mut state = vec![0u8; self.nodes.len()];
+        for start in 0..self.nodes.len() {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut stack = vec![(start, self.same_value(start), 0usize)];
+            state[start] = 1;
+            while let Some((id, next, i)) = stack.last_mut() {
+                if let Some(&n) = next.get(*i) {
+                    *i += 1;
+                    match state[n] {
+                        1 => {
+                            return Some(match &self.nodes[n] {
+                                Node::Schema(k) => k.at.clone(),
+                                _ => String::new(),
+                            })
+                        }
+                        0 => {
+                            state[n] = 1;
+                            let more = self.same_value(n);
+                            stack.push((n, more, 0));
+                        }
+                        _ => {}
+                    }
+                } else {
+                    state[*id] = 2;
+                    stack.pop();
+                }
+            }
+        }
+        None
+    }
+
+    /// `true` when `instance` matches.
+    pub(crate) fn is_valid(&self, instance: &Value) -> bool {
+        eval::is_valid(self, 0, instance)
+    }
+
+    /// Everything wrong with `instance` (empty when it matches), unsorted.
+    pub(crate) fn errors(&self, instance: &Value) -> Vec<Found> {
+        let mut out = Vec::new();
+        eval::errors(self, 0, instance, &mut String::new(), &mut out);
+        out
+    }
+}
+
+struct Compiler<'a> {
+    root: &'a Value,
+    nodes: Vec<Node>,
+    /// Node of each schema location compiled so far (a `$ref` cycle ends on one).
+    at: HashMap<String, Id>,
+}
+
+impl Compiler<'_> {
+    /// A schema no engine compiles.
+    fn bad(&self, at: &str, what: impl Into<String>) -> Unsupported {
+        Unsupported {
+            at: at.to_owned(),
+            what: what.into(),
+            malformed: true,
+        }
+    }
+
+    /// A schema the general engine compiles and this checker does not cover.
+    fn uncovered(&self, at: &str, what: impl Into<String>) -> Unsupported {
+        Unsupported {
+            malformed: false,
+            ..self.bad(at, what)
+        }
+    }
+
+    fn node(&mut self, schema: &Value, at: String) -> Result<Id, Unsupported> {
+        if let Some(&id) = self.at.get(&at) {
+            return Ok(id);
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node::True);
+        self.at.insert(at.clone(), id);
+        let node = match schema {
+            Value::Bool(true) => Node::True,
+            Value::Bool(false) => Node::False(at),
+            Value::Object(map) => self.keywords(map, at)?,
+            _ => return Err(self.bad(&at, "a schema that is neither an object nor a boolean")),
+        };
+        self.nodes[id] = node;
+        Ok(id)
+    }
+
+    fn count(
+        &self,
+        map: &Map<String, Value>,
+        key: &str,
+        at: &str,
+    ) -> Result<Option<u64>, Unsupported> {
+        match map.get(key) {
+            None => Ok(None),
+            // `2.0` counts as `2`, as the general engine reads it.
+            Some(v) => v
+                .as_u64()
+                .or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15)
+                        .map(|f| f as u64)
+                })
+                .map(Some)
+                .ok_or_else(|| self.bad(at, format!("`{key}` that is not a non-negative integer"))),
+        }
+    }
+
+    fn number(
+        &self,
+        map: &Map<String, Value>,
+        key: &str,
+        at: &str,
+    ) -> Result<Option<Number>, Unsupported> {
+        match map.get(key) {
+            None => Ok(None),
+            Some(Value::Number(n)) => Ok(Some(n.clone())),
+            Some(_) => Err(self.bad(at, format!("`{key}` that is not a number"))),
+        }
+    }
+
+    fn list(&mut self, v: &Value, at: &str, key: &str) -> Result<Vec<Id>, Unsupported> {
+        let Some(items) = v.as_array().filter(|a| !a.is_empty()) else {
+            return Err(self.bad(at, format!("`{key}` that is not a non-empty array")));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, s)| self.node(s, format!("{at}/{key}/{i}")))
+            .collect()
+    }
+
+    #[allow(clippy::too_many_lines)] // One arm per keyword.
+    fn keywords(&mut self, map: &Map<String, Value>, at: String) -> Result<Node, Unsupported> {
+        let mut k = Keywords {
+            at: at.clone(),
+            ..Keywords::default()
+        };
+        let mut asserts = false;
+        for (key, value) in map {
+            asserts |= !ANNOTATIONS.contains(&key.as_str()) && !key.starts_with("x-");
+            match key.as_str() {
+                _ if ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-") => {}
+                "$id" if at.is_empty() => {}
+                "type" => {
+                    let (names, single) = match value {
+                        Value::String(s) => (vec![s.as_str()], true),
+                        Value::Array(a) => {
+                            let names: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
+                            let names = names
+                                .ok_or_else(|| self.bad(&at, "a `type` list with a non-string"))?;
+                            (names, a.len() == 1)
+                        }
+                        _ => {
+                            return Err(
+                                self.bad(&at, "a `type` that is neither a string nor a list")
+                            )
+                        }
+                    };
+                    let mut bits = 0u8;
+                    for name in names {
+                        let i = TYPES
+                            .iter()
+                            .position(|t| *t == name)
+                            .ok_or_else(|| self.bad(&at, format!("unknown type `{name}`")))?;
+                        bits |= 1 << i;
+                    }
+                    k.types = Some((bits, single));
+                }
+                "enum" => {
+                    if !value.is_array() {
+                        return Err(self.bad(&at, "an `enum` that is not an array"));
+                    }
+                    k.enum_ = Some(value.clone());
+                }
+                "const" => k.const_ = Some(value.clone()),
+                "minimum" => k.minimum = self.number(map, key, &at)?,
+                "maximum" => k.maximum = self.number(map, key, &at)?,
+                "exclusiveMinimum" => k.exclusive_minimum = self.number(map, key, &at)?,
+                "exclusiveMaximum" => k.exclusive_maximum = self.number(map, key, &at)?,
+                "multipleOf" => {
+                    let m = value.as_f64().filter(|m| *m > 0.0 && m.is_finite());
+                    k.multiple_of = Some(m.ok_or_else(|| {
+                        self.bad(&at, "a `multipleOf` that is not a positive number")
+                    })?);
+                }
+                "minLength" => k.min_length = self.count(map, key, &at)?,
+                "maxLength" => k.max_length = self.count(map, key, &at)?,
+                "pattern" => {
+                    let p = value
+                        .as_str()
+                        .ok_or_else(|| self.bad(&at, "a `pattern` that is not a string"))?;
+                    k.pattern = Some((self.regex(p, &at)?, p.to_owned()));
+                }
+                "format" => {
+                    let f = value
+                        .as_str()
+                        .ok_or_else(|| self.bad(&at, "a `format` that is not a string"))?;
+                    // Integer formats (`uint32`, `int64`, ...) and `float`/`double` are stated as
+                    // bounds or are annotations; the general engine checks the others.
+                    if CHECKED_FORMATS.contains(&f) {
+                        return Err(self.uncovered(&at, format!("format `{f}`")));
+                    }
+                }
+                "prefixItems" => k.prefix_items = self.list(value, &at, "prefixItems")?,
+                "items" => {
+                    if value.is_array() {
+                        return Err(self.uncovered(&at, "an `items` array (not Draft 2020-12)"));
+                    }
+                    k.items = Some(self.node(value, format!("{at}/items"))?);
+                }
+                "minItems" => k.min_items = self.count(map, key, &at)?,
+                "maxItems" => k.max_items = self.count(map, key, &at)?,
+                "uniqueItems" => {
+                    k.unique_items = value
+                        .as_bool()
+                        .ok_or_else(|| self.bad(&at, "a `uniqueItems` that is not a boolean"))?;
+                }
+                "properties" => {
+                    let props = value
+                        .as_object()
+                        .ok_or_else(|| self.bad(&at, "`properties` that is not an object"))?;
+                    for (name, s) in props {
+                        let id = self.node(s, format!("{at}/properties/{}", escape(name)))?;
+                        k.properties.push((name.clone(), id));
+                    }
+                }
+                "required" => {
+                    let names: Option<Vec<String>> = value
+                        .as_array()
+                        .map(|a| a.iter().map(|n| n.as_str().map(str::to_owned)).collect())
+                        .unwrap_or(None);
+                    k.required = names
+                        .ok_or_else(|| self.bad(&at, "a `required` that is not a list of names"))?;
+                }
+                "additionalProperties" => {
+                    k.additional = Some(self.node(value, format!("{at}/additionalProperties"))?);
+                }
+                "minProperties" => k.min_properties = self.count(map, key, &at)?,
+                "maxProperties" => k.max_properties = self.count(map, key, &at)?,
+                "allOf" => k.all_of = self.list(value, &at, "allOf")?,
+                "anyOf" => k.any_of = self.list(value, &at, "anyOf")?,
+                "oneOf" => k.one_of = self.list(value, &at, "oneOf")?,
+                "not" => k.not = Some((self.node(value, format!("{at}/not"))?, value.clone())),
+                "$ref" => {
+                    let r = value
+                        .as_str()
+                        .ok_or_else(|| self.bad(&at, "a `$ref` that is not a string"))?;
+                    k.ref_ = Some(self.reference(r, &at)?);
+                }
+                other => return Err(self.uncovered(&at, format!("keyword `{other}`"))),
+            }
+        }
+        if !asserts {
+            return Ok(Node::True);
+        }
+        Ok(Node::Schema(Box::new(k)))
+    }
+
+    /// The node a local `$ref` names (`#` or `#/json/pointer`, compiled once).
+    fn reference(&mut self, r: &str, at: &str) -> Result<Id, Unsupported> {
+        let Some(pointer) = r.strip_prefix('#') else {
+            return Err(self.uncovered(at, format!("`$ref` `{r}` that is not local")));
+        };
+        if !(pointer.is_empty() || pointer.starts_with('/')) || pointer.contains('%') {
+            return Err(
+                self.uncovered(at, format!("`$ref` `{r}` that is not a plain JSON pointer"))
+            );
+        }
+        let root = self.root;
+        let target = root
+            .pointer(pointer)
+            .ok_or_else(|| self.bad(at, format!("`$ref` `{r}` that names nothing")))?;
+        self.node(target, pointer.to_owned())
+    }
+
+    /// `pattern` as the general engine reads it: ECMA 262 syntax translated to Rust's, matched
+    /// anywhere in the string. Lookaround and back-references are left to the general engine.
+    fn regex(&self, pattern: &str, at: &str) -> Result<regex::Regex, Unsupported> {
+        let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|()| {
+            self.bad(
+                at,
+                format!("pattern `{pattern}` that is not a valid ECMA 262 regex"),
+            )
+        })?;
+        regex::Regex::new(&translated).map_err(|_| {
+            self.uncovered(
+                at,
+                format!("pattern `{pattern}` that needs a backtracking engine"),
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_ref_cycle_that_never_descends_is_not_covered_one_that_descends_is() {
+        let looping =
+            json!({"$defs": {"d": {"anyOf": [{"$ref": "#/$defs/d"}]}}, "$ref": "#/$defs/d"});
+        let e = Checker::compile(&looping).expect_err("a loop");
+        assert!(!e.malformed && e.what.contains("cycle"), "{e}");
+        let tree = json!({
+            "$defs": {"t": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/t"}}}}},
+            "$ref": "#/$defs/t"
+        });
+        let c = Checker::compile(&tree).expect("a recursive type");
+        assert!(c.is_valid(&json!({"kids": [{"kids": []}]})));
+        assert!(!c.is_valid(&json!({"kids": [{"kids": 1}]})));
+    }
+
+    #[test]
+    fn malformed_and_uncovered_schemas_are_told_apart() {
+        let bad =
+            Checker::compile(&json!({"properties": {"p": {"pattern": "("}}})).expect_err("bad");
+        assert!(bad.malformed, "{bad}");
+        assert_eq!(bad.at, "/properties/p");
+        let other = Checker::compile(&json!({"format": "email"})).expect_err("uncovered");
+        assert!(!other.malformed, "{other}");
+        assert!(Checker::compile(&json!({"format": "uint32", "type": "integer"})).is_ok());
+    }
+}
