@@ -8,14 +8,10 @@ use std::process::Command;
 use serde_json::Value;
 
 fn kernel_ready(test: &str) -> bool {
-    let support = tool_core::sandbox::support();
-    let full = ["landlock-v7", "seccomp", "userns", "pidns", "mntns"]
-        .iter()
-        .all(|part| support.split('+').any(|p| p == *part));
-    if !full {
-        eprintln!("\n!!! SKIPPED {test}: this kernel offers `{support}` !!!\n");
-    }
-    full
+    crate::exec_support::kernel_ready(
+        test,
+        &["landlock-v7", "seccomp", "userns", "pidns", "mntns"],
+    )
 }
 
 fn run(bin: &str, args: &[&str]) -> Value {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 use tool_core::audit::{line_sha256, GENESIS_SHA256};
-use tool_core::cli::call::{run_call, ApproveMode, CallArgs, CallCommandError, SandboxArg};
+use tool_core::cli::call::{run_call, CallArgs, CallCommandError};
 use tool_core::ReasonCode;
 
 use crate::exec_support::{file_tools, registry, Runs};
@@ -41,18 +41,10 @@ fn setup() -> Setup {
 
 fn call(s: &Setup, n: usize) -> Result<(), CallCommandError> {
     let args = CallArgs {
-        workspace: s.ws.clone(),
-        approve: ApproveMode::Deny,
         audit: Some(s.log.clone()),
         audit_key: Some(s.key.clone()),
-        error_budget: 0,
-        batch: false,
         max_concurrency: 1,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(&s.ws)
     };
     let input = r#"{"tool": "read_file", "args": {"path": "a.txt"}}"#.to_owned() + "\n";
     let runs = Runs::default();

@@ -643,7 +643,7 @@ async fn unparsed_and_unknown_calls_are_refused_in_place() {
 
 #[test]
 fn the_cli_answers_a_batch_line_with_one_array_line() {
-    use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
+    use tool_core::cli::call::{run_call, CallArgs};
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::write(ws.path().join("a.txt"), "A").expect("a");
     let runs = Runs::default();
@@ -658,18 +658,8 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         json!({"tool": "read_file", "args": {"path": "a.txt"}})
     );
     let args = CallArgs {
-        workspace: ws.path().to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
-        error_budget: 0,
         batch: true,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..exec_support::call_args(ws.path())
     };
     let mut out = Vec::new();
     run_call(

@@ -7,12 +7,11 @@ use crate::exec_support;
 
 use std::os::unix::fs::symlink;
 
-use exec_support::{file_tools, registry, snapshot, Runs};
+use exec_support::{file_tools, registry, Runs};
 use serde_json::{json, Value};
+use test_support::site::{snapshot, Site, CANARY};
 use tool_core::audit::AuditEvent;
-use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
-
-const SECRET: &str = "TOP-SECRET-outside-the-workspace";
+use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
 
 fn run(input: &str, args: &CallArgs) -> Vec<Value> {
     let runs = Runs::default();
@@ -33,14 +32,8 @@ fn run(input: &str, args: &CallArgs) -> Vec<Value> {
 
 #[test]
 fn a_hostile_stream_changes_nothing_outside_the_workspace() {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canon");
-    let ws = base.join("ws");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(&ws).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(outside.join("secret.txt"), SECRET).expect("secret");
-    std::fs::write(ws.join("mine.txt"), "mine").expect("mine");
+    let site = Site::new().with_file("mine.txt", "mine");
+    let (ws, outside) = (site.ws.clone(), site.outside.clone());
     symlink(&outside, ws.join("door")).expect("link");
     symlink(outside.join("planted.txt"), ws.join("trap")).expect("link");
     symlink(outside.join("secret.txt"), ws.join("peek")).expect("link");
@@ -83,18 +76,9 @@ fn a_hostile_stream_changes_nothing_outside_the_workspace() {
     input.push_str("read_file(path=\"x\") trailing garbage\n");
 
     let args = CallArgs {
-        workspace: ws.clone(),
         approve: ApproveMode::Allow,
-        audit: None,
-        audit_key: None,
-        error_budget: 0,
-        batch: false,
         max_concurrency: 10,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..exec_support::call_args(&ws)
     };
     let out = run(&input, &args);
 
@@ -144,7 +128,7 @@ fn a_hostile_stream_changes_nothing_outside_the_workspace() {
 
     let all = serde_json::to_string(&out).expect("json");
     assert!(
-        !all.contains(SECRET),
+        !all.contains(CANARY),
         "secret content leaked into the output"
     );
     assert_eq!(
@@ -173,18 +157,10 @@ fn deny_mode_refuses_mutations_and_audit_gets_one_line_per_call() {
     ]
     .join("\n");
     let args = CallArgs {
-        workspace: ws.path().to_path_buf(),
-        approve: ApproveMode::Deny,
         audit: Some(audit.clone()),
-        audit_key: None,
         error_budget: 5,
-        batch: false,
         max_concurrency: 10,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..exec_support::call_args(ws.path())
     };
     let out = run(&input, &args);
     let statuses: Vec<&str> = out
@@ -209,18 +185,10 @@ fn deny_mode_refuses_mutations_and_audit_gets_one_line_per_call() {
 fn a_missing_workspace_is_an_error_not_a_fallback_to_the_cwd() {
     let runs = Runs::default();
     let args = CallArgs {
-        workspace: "/definitely/not/here".into(),
         approve: ApproveMode::Allow,
-        audit: None,
-        audit_key: None,
         error_budget: 5,
-        batch: false,
         max_concurrency: 10,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..exec_support::call_args(std::path::Path::new("/definitely/not/here"))
     };
     let mut out = Vec::new();
     assert!(run_call(registry(file_tools(&runs)), &b"{}\n"[..], &mut out, &args).is_err());

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call_with, CallArgs};
 use tool_core::executor::{CallOptions, Executor, ExecutorConfig};
 use tool_core::resource::Resources;
 use tool_core::schema::export::{openai, Dialect};
@@ -24,28 +24,13 @@ fn dc_search(query: String, #[arg(default = 5)] limit: u32, tag: Option<String>)
 }
 
 pub(crate) fn registry() -> Arc<Registry> {
-    Arc::new(
-        Registry::builder()
-            .with_inventory_where(|m| m == module_path!())
-            .build()
-            .expect("the module's tools"),
-    )
+    crate::exec_support::module_registry(module_path!())
 }
 
 pub(crate) fn call_args(ws: &std::path::Path) -> CallArgs {
     CallArgs {
-        workspace: ws.to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
         error_budget: tool_core::executor::DEFAULT_ERROR_BUDGET,
-        batch: false,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(ws)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 use tool_core::audit::MemoryAuditSink;
-use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call_with, CallArgs};
 use tool_core::mcp::{ExecutorBackend, McpBackend, McpCallContext, McpCallOutcome};
 use tool_core::outcome::{ToolError, ToolErrorCode};
 use tool_core::reply::{reply, Provider};
@@ -63,12 +63,7 @@ async fn ec_echo_code(code: String) -> Result<String, ToolError> {
 }
 
 fn registry() -> Arc<Registry> {
-    Arc::new(
-        Registry::builder()
-            .with_inventory_where(|m| m == module_path!())
-            .build()
-            .expect("the module's tools"),
-    )
+    crate::exec_support::module_registry(module_path!())
 }
 
 fn executor(ws: &std::path::Path, audit: Arc<MemoryAuditSink>) -> Executor {
@@ -151,18 +146,7 @@ async fn a_code_that_is_not_a_short_ascii_identifier_is_dropped_and_never_passed
 fn call_prints_the_code_in_its_result_line() {
     let ws = tempfile::tempdir().expect("tempdir");
     let args = CallArgs {
-        workspace: ws.path().to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
-        error_budget: 0,
-        batch: false,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(ws.path())
     };
     let input = "{\"tool\": \"ec_lookup\", \"args\": {\"key\": \"zz\"}}\n\
                  {\"tool\": \"ec_lookup\", \"args\": {\"key\": \"a\"}}\n";

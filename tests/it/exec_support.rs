@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
-use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,8 +12,29 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Map, Value};
 use tool_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_core::call::ToolCall;
+use tool_core::cli::call::{ApproveMode, CallArgs, SandboxArg};
 use tool_core::registry::ToolDef;
-use tool_core::{Registry, Risk};
+use tool_core::{Executor, ExecutorConfig, Registry, Risk};
+
+/// `call`'s arguments over `workspace` as most tests want them: approvals denied, no audit log,
+/// no error budget, one call a line, four at a time, the scan on, the sandbox required, results
+/// as plain JSON lines. A test sets what it is about: `CallArgs { batch: true, ..call_args(ws) }`.
+pub fn call_args(workspace: &std::path::Path) -> CallArgs {
+    CallArgs {
+        workspace: workspace.to_path_buf(),
+        approve: ApproveMode::Deny,
+        audit: None,
+        audit_key: None,
+        error_budget: 0,
+        batch: false,
+        max_concurrency: 4,
+        scan: tool_core::executor::ScanMode::On,
+        sandbox: SandboxArg::Required,
+        reply: None,
+        dialect: None,
+        log_level: tool_core::LogLevel::Info,
+    }
+}
 
 /// A call from a JSON object literal of arguments.
 pub fn call(name: &str, args: Value) -> ToolCall {
@@ -22,6 +42,45 @@ pub fn call(name: &str, args: Value) -> ToolCall {
         panic!("arguments must be an object")
     };
     ToolCall::new(name, map)
+}
+
+/// The `#[tool]`s of `module` (the caller's `module_path!()`) as a registry.
+pub fn module_registry(module: &'static str) -> Arc<Registry> {
+    let registry = Registry::builder()
+        .with_inventory_where(move |m| m == module)
+        .build()
+        .expect("the module's tools");
+    Arc::new(registry)
+}
+
+/// An executor over the `#[tool]`s of `module` in a fresh temporary workspace (which the caller
+/// keeps alive), configured by `config`.
+pub fn module_executor(
+    module: &'static str,
+    config: impl FnOnce(ExecutorConfig) -> ExecutorConfig,
+) -> (tempfile::TempDir, Executor) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let exec = Executor::new(
+        module_registry(module),
+        config(ExecutorConfig::new(dir.path())),
+    )
+    .expect("executor");
+    (dir, exec)
+}
+
+/// What `call` wrote: one JSON value a line.
+pub fn json_lines(out: Vec<u8>) -> Vec<Value> {
+    String::from_utf8(out)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON value a line"))
+        .collect()
+}
+
+/// Whether the kernel offers every part of `needs` (`landlock-v7`, `seccomp`, `userns`, …);
+/// if not, says so loudly for `test`.
+pub fn kernel_ready(test: &str, needs: &[&str]) -> bool {
+    test_support::kernel::ready(test, &tool_core::sandbox::support(), needs)
 }
 
 /// A registry of these tools.
@@ -210,33 +269,4 @@ impl Approver for ScriptedApprover {
         });
         Box::pin(async move { answer })
     }
-}
-
-/// Every file under `dir` (following no links) with its bytes, sorted: a snapshot to compare.
-pub fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("read_dir") {
-            let entry = entry.expect("entry");
-            let path = entry.path();
-            let ft = entry.file_type().expect("file type");
-            let name = path
-                .strip_prefix(dir)
-                .expect("under dir")
-                .display()
-                .to_string();
-            if ft.is_dir() {
-                stack.push(path);
-                out.push((name + "/", Vec::new()));
-            } else if ft.is_symlink() {
-                let target = std::fs::read_link(&path).expect("link");
-                out.push((name + "@", target.display().to_string().into_bytes()));
-            } else {
-                out.push((name, std::fs::read(&path).expect("read")));
-            }
-        }
-    }
-    out.sort();
-    out
 }

@@ -22,14 +22,7 @@ mod app;
 
 /// Whether this kernel confines threads fully (Landlock ABI ≥ 4 for TCP); if not, says so loudly.
 fn kernel_ready(test: &str) -> bool {
-    let support = tool_core::sandbox::support();
-    let full = ["landlock-v7", "seccomp"]
-        .iter()
-        .all(|part| support.split('+').any(|p| p == *part));
-    if !full {
-        eprintln!("\n!!! SKIPPED {test}: this kernel offers `{support}` !!!\n");
-    }
-    full
+    crate::exec_support::kernel_ready(test, &["landlock-v7", "seccomp"])
 }
 
 /// A loopback HTTP server answering every request with `body`, on a thread of its own.

@@ -20,14 +20,10 @@ const HELPER: &str = env!("CARGO_BIN_EXE_sandbox_helper");
 
 /// Whether this kernel can confine threads and processes fully; if not, says so loudly.
 fn kernel_ready(test: &str) -> bool {
-    let support = tool_core::sandbox::support();
-    let full = ["landlock-v7", "seccomp", "userns", "pidns", "mntns"]
-        .iter()
-        .all(|part| support.split('+').any(|p| p == *part));
-    if !full {
-        eprintln!("\n!!! SKIPPED {test}: this kernel offers `{support}` !!!\n");
-    }
-    full
+    crate::exec_support::kernel_ready(
+        test,
+        &["landlock-v7", "seccomp", "userns", "pidns", "mntns"],
+    )
 }
 
 /// A workspace, and next to it a file and a directory the calls must leave as they are.

@@ -8,28 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio_util::sync::CancellationToken;
-use tool_core::mcp::ExecutorBackend;
+use tokio::io::AsyncWriteExt;
+use tool_core::mcp::{ExecutorBackend, McpServer};
 use tool_core::registry::ToolDef;
 use tool_core::{Executor, ExecutorConfig, Registry, Risk, ToolError};
 
+/// The tools below served on a loopback port, and how often `write` ran.
 struct Server {
     addr: std::net::SocketAddr,
     runs: Arc<AtomicUsize>,
-    stop: CancellationToken,
-    _dir: tempfile::TempDir,
+    _served: crate::mcp_wire::Server,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.cancel();
-    }
-}
-
-/// A server with one `mutation` tool, `write` (counts its runs, echoes `text`), one `safe`
-/// tool, `echo`, and one `read_only` tool, `lookup`, that fails with its own error code.
 async fn start() -> Server {
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);
@@ -85,20 +75,12 @@ async fn start() -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let executor = Executor::new(Arc::new(registry), ExecutorConfig::new(dir.path()))
         .expect("executor over a temp dir");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let addr = listener.local_addr().expect("address");
-    let stop = CancellationToken::new();
     let backend = ExecutorBackend::new(Arc::new(executor));
-    tokio::spawn(tool_core::mcp::serve_http_on(
-        listener,
-        backend,
-        stop.clone(),
-    ));
+    let served = crate::mcp_wire::serve(McpServer::new(backend), dir).await;
     Server {
-        addr,
+        addr: served.addr,
         runs,
-        stop,
-        _dir: dir,
+        _served: served,
     }
 }
 
@@ -124,59 +106,11 @@ struct Reply {
 
 /// POST `body` to `/mcp` as a 2026-07-28 client, with extra headers.
 async fn post(server: &Server, body: &str, method: &str, extra: &[(&str, &str)]) -> Reply {
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        server.addr,
-        body.len()
-    );
-    for (k, v) in extra {
-        head.push_str(&format!("{k}: {v}\r\n"));
+    let reply = test_support::http::mcp_post(server.addr, method, extra, body).await;
+    Reply {
+        status: reply.status,
+        message: reply.message(),
     }
-    head.push_str("\r\n");
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("send head");
-    stream.write_all(body.as_bytes()).await.expect("send body");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read reply");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("a status line");
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    let body = if chunked {
-        dechunk(rest)
-    } else {
-        rest.to_owned()
-    };
-    let message = serde_json::from_str::<Value>(body.trim()).ok().or_else(|| {
-        body.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .find(|v| v.get("id").is_some())
-    });
-    Reply { status, message }
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].strip_prefix("\r\n").unwrap_or(&rest[n..]);
-    }
-    out
 }
 
 async fn call(server: &Server, params: Value) -> Reply {

@@ -22,7 +22,7 @@ use tool_core::input::{
     FormAnswer, InputAnswer, InputError, InputHandler, InputKind, InputRequest, Sampling,
 };
 use tool_core::mcp::{ExecutorBackend, McpServer, MAX_INPUT_ROUNDS};
-use tool_core::{tool, CallStatus, Executor, ExecutorConfig, ReasonCode, Registry, ToolContext};
+use tool_core::{tool, CallStatus, Executor, ExecutorConfig, ReasonCode, ToolContext};
 
 use crate::exec_support::call;
 use crate::mcp_wire::{post, serve, Reply, Server};
@@ -112,13 +112,7 @@ async fn guarded_greet(ctx: ToolContext) -> Result<String, InputError> {
 fn executor(
     config: impl FnOnce(ExecutorConfig) -> ExecutorConfig,
 ) -> (tempfile::TempDir, Executor) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory_where(|m| m == module_path!())
-        .build()
-        .expect("registry");
-    let exec = Executor::new(Arc::new(registry), config(ExecutorConfig::new(dir.path())))
-        .expect("executor");
+    let (dir, exec) = crate::exec_support::module_executor(module_path!(), config);
     (dir, exec)
 }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use tool_core::input::FormAnswer;
 use tool_core::mcp::prompts::{Message, Prompt, PromptArgument, PromptFailure, Prompts};
 use tool_core::mcp::{ExecutorBackend, McpServer};
-use tool_core::{tool, Executor, ExecutorConfig, Registry, ToolContext};
+use tool_core::{tool, ToolContext};
 
 use crate::mcp_wire::{accept, post, serve, Reply, Server};
 
@@ -45,12 +45,7 @@ fn prompts() -> Prompts {
 }
 
 async fn start() -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory_where(|m| m == module_path!())
-        .build()
-        .expect("registry");
-    let exec = Executor::new(Arc::new(registry), ExecutorConfig::new(dir.path())).expect("exec");
+    let (dir, exec) = crate::exec_support::module_executor(module_path!(), |c| c);
     let server = McpServer::new(ExecutorBackend::new(Arc::new(exec))).with_prompts(prompts());
     serve(server, dir).await
 }

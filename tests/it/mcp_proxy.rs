@@ -20,7 +20,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tool_core::approval::FixedApprover;
@@ -373,48 +373,13 @@ fn call_head(addr: std::net::SocketAddr, tool: &str, body: &str) -> String {
 
 /// POST a raw 2026-07-28 `tools/call` body and return the JSON-RPC response.
 async fn post_call(addr: std::net::SocketAddr, tool: &str, body: &str) -> Value {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream
-        .write_all(call_head(addr, tool, body).as_bytes())
-        .await
-        .expect("send head");
-    stream.write_all(body.as_bytes()).await.expect("send body");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read reply");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(rest)
-    } else {
-        rest.to_owned()
-    };
-    serde_json::from_str::<Value>(body.trim())
-        .ok()
-        .or_else(|| {
-            body.lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-                .find(|v| v.get("id").is_some())
-        })
-        .unwrap_or_else(|| panic!("no JSON-RPC response in {text}"))
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].strip_prefix("\r\n").unwrap_or(&rest[n..]);
-    }
-    out
+    let reply = test_support::http::mcp_post(addr, "tools/call", &[("Mcp-Name", tool)], body).await;
+    reply.message().unwrap_or_else(|| {
+        panic!(
+            "no JSON-RPC response in {}\r\n\r\n{}",
+            reply.head, reply.body
+        )
+    })
 }
 
 /// A 2026-07-28 `tools/call` with these params.

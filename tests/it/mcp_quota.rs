@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tool_core::mcp::tasks::{TaskSupport, TaskTools};
 use tool_core::mcp::{ClientQuotas, ExecutorBackend, McpServer};
-use tool_core::{tool, Executor, ExecutorConfig, Registry, ToolContext};
+use tool_core::{tool, ToolContext};
 
 use crate::mcp_wire::{post_with, serve, Reply, Server};
 
@@ -47,12 +47,7 @@ const QUOTA: usize = 2;
 const NO_QUOTA: usize = MAX_TASKS;
 
 async fn start(per_client: usize) -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory_where(|m| m == module_path!())
-        .build()
-        .expect("registry");
-    let exec = Executor::new(Arc::new(registry), ExecutorConfig::new(dir.path())).expect("exec");
+    let (dir, exec) = crate::exec_support::module_executor(module_path!(), |c| c);
     let tasks = TaskTools::new()
         .with_tool("hold", TaskSupport::Optional)
         .with_tool("instant", TaskSupport::Optional);

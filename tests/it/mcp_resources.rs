@@ -18,8 +18,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Map, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use test_support::site::{Site, CANARY};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tool_core::content::{EmbeddedResource, Image, ResourceBody};
@@ -33,38 +33,35 @@ use tool_core::{Executor, ExecutorConfig, Registry, Risk};
 
 use crate::mcp_wire::{serve_only, Server};
 
-/// Files the workspace tests read: the workspace `ws` and a sibling directory `outside`.
+/// Files the workspace tests read: the workspace `ws` and a sibling directory `outside` with
+/// the canary `secret.txt`.
 struct Fixture {
-    _dir: tempfile::TempDir,
+    _site: Site,
     ws: std::path::PathBuf,
     outside: std::path::PathBuf,
     runs: Arc<AtomicUsize>,
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ws = dir.path().join("ws");
-    let outside = dir.path().join("outside");
-    std::fs::create_dir_all(ws.join("sub")).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(outside.join("secret.txt"), "top secret").expect("secret");
-    std::fs::write(ws.join("b.txt"), "bee").expect("b");
-    std::fs::write(ws.join("a file.txt"), "hello resources").expect("a");
-    std::fs::write(ws.join("sub/c.md"), "# c").expect("c");
-    std::fs::write(ws.join(".hidden"), "dot").expect("hidden");
-    std::fs::write(ws.join("big.bin"), vec![7u8; 2048]).expect("big");
-    std::fs::write(ws.join("raw.bin"), [0u8, 159, 146, 150]).expect("raw");
-    std::os::unix::fs::symlink(outside.join("secret.txt"), ws.join("escape.txt")).expect("link");
-    std::fs::hard_link(outside.join("secret.txt"), ws.join("linked.txt")).expect("hard link");
+    let site = Site::new()
+        .with_dir("sub")
+        .with_file("b.txt", "bee")
+        .with_file("a file.txt", "hello resources")
+        .with_file("sub/c.md", "# c")
+        .with_file(".hidden", "dot")
+        .with_file("big.bin", vec![7u8; 2048])
+        .with_file("raw.bin", [0u8, 159, 146, 150]);
+    std::os::unix::fs::symlink(&site.canary, site.ws.join("escape.txt")).expect("link");
+    std::fs::hard_link(&site.canary, site.ws.join("linked.txt")).expect("hard link");
     let status = Command::new("mkfifo")
-        .arg(ws.join("pipe"))
+        .arg(site.ws.join("pipe"))
         .status()
         .expect("mkfifo runs");
     assert!(status.success());
     Fixture {
-        ws: std::fs::canonicalize(&ws).expect("canonical"),
-        outside: std::fs::canonicalize(&outside).expect("canonical"),
-        _dir: dir,
+        ws: site.ws.clone(),
+        outside: site.outside.clone(),
+        _site: site,
         runs: Arc::new(AtomicUsize::new(0)),
     }
 }
@@ -307,7 +304,7 @@ async fn workspace_files_are_listed_sorted_and_only_safe_ones_are_read() {
     // The outside file was never changed or exposed.
     assert_eq!(
         std::fs::read_to_string(f.outside.join("secret.txt")).expect("secret"),
-        "top secret"
+        CANARY
     );
 }
 
@@ -490,37 +487,9 @@ async fn post(
 ) -> (u16, Value) {
     params.insert("_meta".into(), meta());
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
-    let mut head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        server.addr,
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("head");
-    stream.write_all(body.as_bytes()).await.expect("body");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("reply");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status line");
+    let reply = test_support::http::mcp_post(server.addr, method, headers, &body).await;
     // The reply is one JSON object, possibly chunked or as an SSE `data:` line: find it.
-    let message = rest
-        .lines()
-        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v.get("id").is_some())
-        .unwrap_or(Value::Null);
-    (status, message)
+    (reply.status, reply.rpc().unwrap_or(Value::Null))
 }
 
 fn params(v: Value) -> Map<String, Value> {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tool_core::input::{FormAnswer, InputError, InputRequest};
 use tool_core::mcp::tasks::{TaskSupport, TaskTools};
 use tool_core::mcp::{ExecutorBackend, McpServer};
-use tool_core::{tool, Executor, ExecutorConfig, Registry, ToolContext};
+use tool_core::{tool, ToolContext};
 
 use crate::mcp_wire::{accept, post, post_with, serve, Reply, Server};
 
@@ -106,12 +106,7 @@ fn mutate() -> String {
 }
 
 async fn start() -> Server {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory_where(|m| m == module_path!())
-        .build()
-        .expect("registry");
-    let exec = Executor::new(Arc::new(registry), ExecutorConfig::new(dir.path())).expect("exec");
+    let (dir, exec) = crate::exec_support::module_executor(module_path!(), |c| c);
     let tasks = TaskTools::new()
         .with_tool("wait_for_cancel", TaskSupport::Optional)
         .with_tool("broken", TaskSupport::Optional)

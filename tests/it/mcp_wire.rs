@@ -2,9 +2,9 @@
 //! request per connection, with the routing headers the transport checks.
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
 use tool_core::mcp::{McpBackend, McpServer};
 
 /// An MCP server on a free loopback port for one test, with its workspace; stopped when
@@ -108,36 +108,14 @@ pub async fn post_with(
     }
     params["_meta"] = meta;
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
-    let mut name_header = name.map_or(String::new(), |n| format!("Mcp-Name: {n}\r\n"));
-    for (k, v) in headers {
-        name_header.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: {method}\r\n{name_header}Content-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    stream.write_all(head.as_bytes()).await.expect("send");
-    stream.write_all(body.as_bytes()).await.expect("send");
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).await.expect("read");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = text.split_once("\r\n\r\n").expect("a head");
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .expect("status");
+    let mut all: Vec<(&str, &str)> = name.map(|n| ("Mcp-Name", n)).into_iter().collect();
+    all.extend_from_slice(headers);
+    let reply = test_support::http::mcp_post(addr, method, &all, &body).await;
     // The JSON-RPC response: a JSON body, or the SSE event (in chunks or not) that carries it.
-    let message = rest
-        .split(['\n', '\r'])
-        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|v| v.get("id").is_some())
-        .unwrap_or(Value::Null);
-    Reply { status, message }
+    Reply {
+        status: reply.status,
+        message: reply.rpc().unwrap_or(Value::Null),
+    }
 }
 
 /// An accepted form answer.

@@ -5,33 +5,17 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use test_support::site::{Guarded, Site};
 use tool_core::guard::path::{PathGuard, PathGuardError};
 use tool_core::ReasonCode;
 
-/// `root/ws` is the workspace, `root/outside` holds a secret.
-struct Fixture {
-    _root: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-    guard: PathGuard,
-}
+/// `base/ws` is the workspace (with `sub/file.txt`), `base/outside` holds the canary.
+type Fixture = Guarded<PathGuard>;
 
 fn fixture() -> Fixture {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canon");
-    let ws = base.join("ws");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(ws.join("sub")).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(ws.join("sub/file.txt"), "inside").expect("file");
-    std::fs::write(outside.join("secret.txt"), "secret").expect("secret");
-    let guard = PathGuard::new(&ws).expect("guard");
-    Fixture {
-        _root: root,
-        ws,
-        outside,
-        guard,
-    }
+    Site::new()
+        .with_file("sub/file.txt", "inside")
+        .guarded(|ws| PathGuard::new(ws).expect("guard"))
 }
 
 fn accepted(f: &Fixture, raw: &str) -> PathBuf {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call_with, CallArgs};
 use tool_core::content::{Audio, Content, EmbeddedResource, Image};
 use tool_core::reply::Provider;
 use tool_core::resource::Resources;
@@ -38,29 +38,15 @@ fn rp_chart() -> Vec<Content> {
 }
 
 fn registry() -> Arc<Registry> {
-    Arc::new(
-        Registry::builder()
-            .with_inventory_where(|m| m == module_path!())
-            .build()
-            .expect("the module's tools"),
-    )
+    crate::exec_support::module_registry(module_path!())
 }
 
 pub(crate) fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value> {
     let ws = tempfile::tempdir().expect("tempdir");
     let args = CallArgs {
-        workspace: ws.path().to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
-        error_budget: 0,
         batch,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
         reply: Some(provider),
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(ws.path())
     };
     let mut out = Vec::new();
     run_call_with(

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call_with, CallArgs};
 use tool_core::executor::ExecutorError;
 use tool_core::resource::{MissingResource, ResourceType, Resources};
 use tool_core::{tool, CallOptions, CallStatus, Executor, ExecutorConfig, Registry, State};
@@ -66,12 +66,7 @@ fn res_now(clock: State<Arc<dyn Clock>>) -> String {
 }
 
 fn registry() -> Arc<Registry> {
-    Arc::new(
-        Registry::builder()
-            .with_inventory_where(|m| m == module_path!())
-            .build()
-            .expect("the module's tools"),
-    )
+    crate::exec_support::module_registry(module_path!())
 }
 
 fn resources(visits: &Arc<Visits>) -> Resources {
@@ -216,18 +211,8 @@ fn a_missing_resource_refuses_the_start_naming_the_tool_and_the_type() {
 
 fn call_args(ws: &std::path::Path) -> CallArgs {
     CallArgs {
-        workspace: ws.to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
         error_budget: 5,
-        batch: false,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(ws)
     }
 }
 

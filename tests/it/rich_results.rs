@@ -282,21 +282,11 @@ async fn a_bad_output_schema_is_refused_at_registry_build() {
 
 #[test]
 fn the_cli_writes_blocks_in_mcp_shape() {
-    use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
+    use tool_core::cli::call::{run_call, CallArgs, SandboxArg};
     let dir = tempfile::tempdir().expect("tempdir");
     let args = CallArgs {
-        workspace: dir.path().to_path_buf(),
-        approve: ApproveMode::Deny,
-        audit: None,
-        audit_key: None,
-        error_budget: 0,
-        batch: false,
-        max_concurrency: 4,
-        scan: tool_core::executor::ScanMode::On,
         sandbox: SandboxArg::Off,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(dir.path())
     };
     let input = "{\"tool\": \"rich_mixed\", \"args\": {}}\n{\"tool\": \"rich_blob_resource\", \"args\": {}}\n";
     let mut out = Vec::new();

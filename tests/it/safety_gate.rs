@@ -11,7 +11,7 @@ use exec_support::{call, ScriptedApprover};
 use serde_json::json;
 use tool_core::approval::{ApprovalDecision, ApprovalReason};
 use tool_core::audit::MemoryAuditSink;
-use tool_core::executor::{Executor, ExecutorConfig, GateDecision};
+use tool_core::executor::{Executor, ExecutorConfig, ScanDecision};
 use tool_core::safety::{SafetyPolicy, Scanner, ScannerGate};
 use tool_core::CallOptions;
 use tool_core::{ReasonCode, Registry};
@@ -67,7 +67,7 @@ async fn a_denied_script_never_reaches_the_approver_or_the_shell() {
         .safety
         .as_ref()
         .expect("scan fields in the audit event");
-    assert_eq!(safety.gate.decision, GateDecision::Deny);
+    assert_eq!(safety.gate.decision, ScanDecision::Deny);
     assert!(safety.blocked);
     assert!(events[0]
         .rule_ids
@@ -291,7 +291,7 @@ async fn scans_are_judged_against_the_executor_workspace_and_audited_with_their_
         .expect("the listing is listed");
     assert_eq!(listed.target, "/etc/ssh");
     assert_eq!((listed.line, listed.column), (2, 1));
-    assert_eq!(listed.verdict, GateDecision::NeedsHumanReview);
+    assert_eq!(listed.verdict, ScanDecision::NeedsHumanReview);
     let read = safety
         .gate
         .effects
@@ -299,7 +299,7 @@ async fn scans_are_judged_against_the_executor_workspace_and_audited_with_their_
         .find(|e| e.kind == "file_read")
         .expect("the read is listed");
     assert_eq!(read.target, format!("{}/src/notes.txt", root.display()));
-    assert_eq!(read.verdict, GateDecision::Allow);
+    assert_eq!(read.verdict, ScanDecision::Allow);
     // Judged effects come first.
     assert_eq!(safety.gate.effects[0].kind, "dir_list");
     let json = serde_json::to_value(&events[0]).expect("serializable");
@@ -318,7 +318,7 @@ async fn scans_are_judged_against_the_executor_workspace_and_audited_with_their_
         .await;
     let events = audit.events();
     let safety = events[1].safety.as_ref().expect("scan fields");
-    assert_eq!(safety.gate.decision, GateDecision::Allow, "{r:?}");
+    assert_eq!(safety.gate.decision, ScanDecision::Allow, "{r:?}");
 }
 
 #[tokio::test]

@@ -4,12 +4,13 @@
 //! a feature, a test says so loudly and returns.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use test_support::site::{Site, CANARY};
 use tool_core::approval::FixedApprover;
 use tool_core::audit::MemoryAuditSink;
 use tool_core::executor::ScanMode;
@@ -27,46 +28,12 @@ const HELPER: &str = env!("CARGO_BIN_EXE_sandbox_helper");
 
 /// Whether this kernel can confine threads and processes fully; if not, says so loudly.
 fn kernel_ready(test: &str) -> bool {
-    let support = tool_core::sandbox::support();
-    let full = ["landlock-v7", "seccomp", "userns", "pidns"]
-        .iter()
-        .all(|part| support.split('+').any(|p| p == *part));
-    if !full {
-        eprintln!(
-            "\n!!! SKIPPED {test}: this kernel offers `{support}`, not Landlock ABI 7 + seccomp + \
-             user and PID namespaces; the confinement cannot be tested here !!!\n"
-        );
-    }
-    full
+    crate::exec_support::kernel_ready(test, &["landlock-v7", "seccomp", "userns", "pidns"])
 }
 
-/// A workspace inside a directory that also holds a canary file outside the workspace.
-struct Site {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    canary: PathBuf,
-}
-
-const CANARY: &str = "canary: must not be read, changed or removed";
-
+/// A workspace (with `notes.txt`) next to a directory that holds the canary.
 fn site() -> Site {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).expect("workspace");
-    std::fs::write(ws.join("notes.txt"), "inside").expect("notes");
-    let canary = dir.path().join("canary.txt");
-    std::fs::write(&canary, CANARY).expect("canary");
-    Site {
-        ws: ws.canonicalize().expect("canonical"),
-        canary: canary.canonicalize().expect("canonical"),
-        _dir: dir,
-    }
-}
-
-impl Site {
-    fn canary_intact(&self) -> bool {
-        std::fs::read_to_string(&self.canary).is_ok_and(|t| t == CANARY)
-    }
+    Site::new().with_file("notes.txt", "inside")
 }
 
 fn module_tools() -> Registry {
@@ -228,7 +195,7 @@ async fn a_handler_that_opens_etc_passwd_by_itself_is_stopped_by_the_kernel() {
     for other in [
         "/etc/passwd".to_owned(),
         s.canary.display().to_string(),
-        s.ws.join("../canary.txt").display().to_string(),
+        s.ws.join("../outside/secret.txt").display().to_string(),
         outside.display().to_string(),
     ] {
         let r = run(

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call, ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call, ApproveMode, CallArgs};
 use tool_core::executor::ScanMode;
 
 /// Denied by the default policy (`BASH-CURL-PIPE-SHELL`); harmless here: nothing listens on port 1.
@@ -15,18 +15,11 @@ fn call_line(ws: &std::path::Path, scan: ScanMode) -> (Value, Vec<Value>) {
     let logs = tempfile::tempdir().expect("tempdir");
     let audit = logs.path().join("audit.jsonl");
     let args = CallArgs {
-        workspace: ws.to_path_buf(),
         approve: ApproveMode::Allow,
         audit: Some(audit.clone()),
-        audit_key: None,
-        error_budget: 0,
-        batch: false,
         max_concurrency: 1,
         scan,
-        sandbox: SandboxArg::Required,
-        reply: None,
-        dialect: None,
-        log_level: tool_core::LogLevel::Info,
+        ..crate::exec_support::call_args(ws)
     };
     let input = json!({"tool": "run_bash", "args": {"command": DENIED}}).to_string();
     let registry = Arc::new(tool_examples::registry().expect("the example registry is valid"));

@@ -11,7 +11,7 @@ use rmcp::service::NotificationContext;
 use rmcp::RoleClient;
 use serde_json::{json, Value};
 use tool_core::context::{log_channel, LogLevel};
-use tool_core::{tool, CallOptions, Executor, ExecutorConfig, Registry, ToolContext};
+use tool_core::{tool, CallOptions, Executor, ExecutorConfig, ToolContext};
 
 use crate::exec_support::call;
 use crate::rich_results::mcp_client;
@@ -32,13 +32,7 @@ fn log_every_level(ctx: &ToolContext) -> String {
 fn executor(
     config: impl FnOnce(ExecutorConfig) -> ExecutorConfig,
 ) -> (tempfile::TempDir, Arc<Executor>) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory_where(|m| m == module_path!())
-        .build()
-        .expect("registry");
-    let exec = Executor::new(Arc::new(registry), config(ExecutorConfig::new(dir.path())))
-        .expect("executor");
+    let (dir, exec) = crate::exec_support::module_executor(module_path!(), config);
     (dir, Arc::new(exec))
 }
 

@@ -4,40 +4,21 @@
 #![cfg(unix)]
 
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use test_support::site::{Guarded, Site, CANARY};
 use tool_core::guard::path::PathGuard;
 use tool_core::guard::workspace::{FileKind, ReadOptions, WorkspaceFsError};
 use tool_core::ReasonCode;
 
-const CANARY: &str = "CANARY-outside-the-workspace";
-
-/// `base/ws` is the workspace, `base/outside` holds the canary.
-struct Fixture {
-    _root: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-    guard: PathGuard,
-}
+/// `base/ws` is the workspace (with `sub/file.txt`), `base/outside` holds the canary.
+type Fixture = Guarded<PathGuard>;
 
 fn fixture() -> Fixture {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canon");
-    let ws = base.join("ws");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(ws.join("sub")).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(ws.join("sub/file.txt"), "inside").expect("file");
-    std::fs::write(outside.join("secret.txt"), CANARY).expect("canary");
-    let guard = PathGuard::new(&ws).expect("guard");
-    Fixture {
-        _root: root,
-        ws,
-        outside,
-        guard,
-    }
+    Site::new()
+        .with_file("sub/file.txt", "inside")
+        .guarded(|ws| PathGuard::new(ws).expect("guard"))
 }
 
 fn mkfifo(path: &std::path::Path) {

@@ -12,54 +12,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use test_support::site::{snapshot, Site, CANARY};
 use tool_core::approval::FixedApprover;
 use tool_core::call::ToolCall;
 use tool_core::{CallOptions, CallStatus, Executor, ExecutorConfig};
-
-const CANARY: &str = "CANARY-outside-the-workspace";
-
-/// `base/ws` is the workspace, `base/outside` holds the canary `secret.txt`.
-struct Fixture {
-    _root: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canon");
-    let ws = base.join("ws");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(&ws).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(outside.join("secret.txt"), CANARY).expect("canary");
-    Fixture {
-        _root: root,
-        ws,
-        outside,
-    }
-}
-
-/// Every file under `dir` with its bytes (symlinks as their target).
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("ls") {
-            let path = entry.expect("entry").path();
-            let meta = std::fs::symlink_metadata(&path).expect("lstat");
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&path).expect("readlink");
-                out.insert(path, target.into_os_string().into_encoded_bytes());
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    out
-}
 
 /// The example tools over `ws`; `approve` grants every approval, otherwise none is configured
 /// (what needs approval is refused). No error budget: the attacks fail often on purpose.
@@ -139,7 +95,7 @@ fn mkfifo(path: &Path) {
 
 #[tokio::test]
 async fn write_file_with_a_call_id_that_climbs_out_neither_moves_nor_deletes_the_outside_file() {
-    let f = fixture();
+    let f = Site::new();
     let exec = executor(&f.ws, true);
     let session = exec.new_session();
     // The directory the old temporary name `.t.txt.tmp-{call_id}` would have climbed out of.
@@ -181,7 +137,7 @@ async fn write_file_with_a_call_id_that_climbs_out_neither_moves_nor_deletes_the
 
 #[tokio::test]
 async fn a_hard_link_to_an_outside_file_is_not_read_by_read_file() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::hard_link(f.outside.join("secret.txt"), f.ws.join("notes.txt")).expect("hard link");
     std::fs::write(f.ws.join("plain.txt"), "plain").expect("plain");
     // No approver: read_only runs without approval, so only the read itself can refuse.
@@ -214,7 +170,7 @@ async fn a_hard_link_to_an_outside_file_is_not_read_by_read_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_symlink_swapped_between_check_and_open_never_leaks_the_outside_file() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::write(f.ws.join("inside.txt"), "inside").expect("inside");
     let link = f.ws.join("flip");
     symlink("inside.txt", &link).expect("link");
@@ -275,7 +231,7 @@ async fn a_symlink_swapped_between_check_and_open_never_leaks_the_outside_file()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_file_on_a_fifo_returns_at_once_and_many_do_not_exhaust_the_blocking_pool() {
-    let f = fixture();
+    let f = Site::new();
     mkfifo(&f.ws.join("pipe"));
     std::fs::write(f.ws.join("plain.txt"), "plain").expect("plain");
     let exec = executor(&f.ws, false);
@@ -346,7 +302,7 @@ async fn read_file_on_a_fifo_returns_at_once_and_many_do_not_exhaust_the_blockin
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_inside() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::write(f.outside.join("victim.txt"), CANARY).expect("outside victim");
     let inside = f.ws.join("inside_dir");
     std::fs::create_dir_all(&inside).expect("inside dir");

@@ -11,7 +11,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::context::{ContextModifier, ToolContext};
-pub use crate::decl::{Risk, ScriptLang, ToolDecl};
+pub use crate::decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
 pub use crate::guard::path::WorkspacePath;
 pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
 pub use crate::registry::registration::ToolRegistration;

@@ -37,6 +37,9 @@ pub struct ToolDecl {
     pub script_args: Vec<String>,
     /// Language of the script arguments.
     pub script_lang: Option<ScriptLang>,
+    /// The arguments that set up a script's run (working directory, timeout, environment), by
+    /// name; the script gate scans what they hold with the script. Empty for other tools.
+    pub script_setup: ScriptSetup,
     /// Longest time a call may run.
     pub timeout: Option<Duration>,
     /// Pathname UNIX sockets on the host the tool may connect to (absolute paths): the only
@@ -63,6 +66,40 @@ impl ToolDecl {
     /// states (the canonical dump's `idempotent`, MCP's `idempotentHint`).
     pub fn is_idempotent(&self) -> bool {
         self.idempotent || self.read_only()
+    }
+}
+
+/// The arguments of a script tool that set up its run, named by its declaration
+/// (`#[tool(cwd_arg = "cwd", timeout_arg = "timeout_secs", env_arg = "env")]`). The script gate
+/// judges the script in that working directory, against that timeout and with the names of that
+/// environment; an argument not named here is never read as one of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptSetup {
+    /// The argument holding the working directory (a path, relative to the workspace).
+    pub cwd: Option<String>,
+    /// The argument holding the timeout, in whole seconds.
+    pub timeout: Option<String>,
+    /// The argument holding the environment, an object of variable names to values (the scan
+    /// reads only the names).
+    pub env: Option<String>,
+}
+
+impl ScriptSetup {
+    /// `true` when no argument is named.
+    pub fn is_empty(&self) -> bool {
+        self.cwd.is_none() && self.timeout.is_none() && self.env.is_none()
+    }
+
+    /// Each named argument with the declaration key that named it (`cwd_arg`, `timeout_arg`,
+    /// `env_arg`), in that order.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("cwd_arg", &self.cwd),
+            ("timeout_arg", &self.timeout),
+            ("env_arg", &self.env),
+        ]
+        .into_iter()
+        .filter_map(|(key, arg)| Some((key, arg.as_deref()?)))
     }
 }
 

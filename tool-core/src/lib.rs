@@ -40,6 +40,7 @@ pub mod content;
 pub mod context;
 pub mod decl;
 pub mod executor;
+pub mod gate;
 pub mod guard;
 pub mod input;
 pub mod outcome;
@@ -70,7 +71,7 @@ pub mod mcp;
 pub mod store;
 
 pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, ToolContext};
-pub use decl::{Risk, ScriptLang, ToolDecl};
+pub use decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
 pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;
 pub use outcome::{IntoToolOutcome, Json, Modified, ToolError, ToolErrorCode, ToolOutcome};

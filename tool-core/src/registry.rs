@@ -12,13 +12,14 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::context::ToolContext;
-use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ToolDecl};
+use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ScriptSetup, ToolDecl};
 use crate::outcome::{IntoToolOutcome, ToolOutcome};
 use crate::resource::ResourceType;
 use dump::canonical_dump_of;
 pub use dump::decl_to_json;
 
 mod dump;
+mod script_setup;
 mod validators;
 
 /// A boxed, sendable future of a tool's outcome.
@@ -188,6 +189,7 @@ impl ToolDefBuilder {
                 path_args: Vec::new(),
                 script_args: Vec::new(),
                 script_lang: None,
+                script_setup: ScriptSetup::default(),
                 timeout: None,
                 unix_sockets: Vec::new(),
             },
@@ -267,6 +269,13 @@ impl ToolDefBuilder {
     {
         self.decl.script_args = names.into_iter().map(Into::into).collect();
         self.decl.script_lang = Some(lang);
+        self
+    }
+
+    /// The arguments that set up a script's run (`#[tool(cwd_arg = .., timeout_arg = ..,
+    /// env_arg = ..)]`); see [`ScriptSetup`].
+    pub fn script_setup(mut self, setup: ScriptSetup) -> Self {
+        self.decl.script_setup = setup;
         self
     }
 
@@ -459,6 +468,7 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
     if !decl.script_args.is_empty() && decl.script_lang.is_none() {
         return Err(bad("script arguments need a script language".to_owned()));
     }
+    script_setup::check(decl).map_err(bad)?;
     let output = decl
         .output_schema
         .as_ref()

@@ -10,8 +10,8 @@
 //! static scan. Run untrusted code in an isolated process with least privilege as well.
 
 mod executor;
-mod gate;
 mod record;
+mod scanner_gate;
 
 pub use tool_safety::*;
 
@@ -19,5 +19,5 @@ pub use crate::approval::ApprovalStatus;
 pub use executor::{
     CodeBlock, CodeExecError, CodeExecutor, CodeOutput, GuardedCodeExecutor, ReviewApprover,
 };
-pub use gate::ScannerGate;
 pub use record::{audit_fields, gate_audit, SafetyAuditFields};
+pub use scanner_gate::ScannerGate;

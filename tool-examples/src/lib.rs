@@ -202,6 +202,8 @@ pub fn delete_file(path: WorkspacePath) -> Result<Modified<String>, String> {
     script_args = ["command"],
     script_lang = "bash",
     path_args = ["cwd"],
+    cwd_arg = "cwd",
+    timeout_arg = "timeout_secs",
     timeout = "125s"
 )]
 pub async fn run_bash(
@@ -228,6 +230,7 @@ pub async fn run_bash(
     risk = "dangerous",
     script_args = ["code"],
     script_lang = "python",
+    timeout_arg = "timeout_secs",
     timeout = "125s"
 )]
 pub async fn run_python(

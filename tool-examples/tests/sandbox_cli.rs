@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{intact, kernel_ready, per_run, site, sleepers, Site, BIN, CANARY};
+use common::{audit_log, intact, kernel_ready, per_run, site, sleepers, Site, BIN, CANARY};
 
 /// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
 fn call(site: &Site, lines: &[String]) -> Vec<Value> {
@@ -23,7 +23,7 @@ fn call_with(site: &Site, extra: &[&str], lines: &[String]) -> Vec<Value> {
         .args(["call", "--workspace"])
         .arg(&site.ws)
         .args(["--approve", "allow", "--audit"])
-        .arg(&site.audit)
+        .arg(audit_log(site))
         .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -52,7 +52,7 @@ fn bash(command: &str) -> String {
 }
 
 fn audit(site: &Site) -> Vec<Value> {
-    std::fs::read_to_string(&site.audit)
+    std::fs::read_to_string(audit_log(site))
         .expect("audit")
         .lines()
         .map(|l| serde_json::from_str(l).expect("audit line"))

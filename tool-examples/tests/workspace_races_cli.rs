@@ -3,7 +3,6 @@
 //! workspace handle stand in the way. Canaries live next to the workspace, never inside it.
 #![cfg(unix)]
 
-use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -13,51 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-const CANARY: &str = "CANARY-outside-the-workspace";
-
-/// `base/ws` is the workspace, `base/outside` holds the canary `secret.txt`.
-struct Fixture {
-    _root: tempfile::TempDir,
-    ws: PathBuf,
-    outside: PathBuf,
-}
-
-fn fixture() -> Fixture {
-    let root = tempfile::tempdir().expect("tempdir");
-    let base = std::fs::canonicalize(root.path()).expect("canon");
-    let ws = base.join("ws");
-    let outside = base.join("outside");
-    std::fs::create_dir_all(&ws).expect("ws");
-    std::fs::create_dir_all(&outside).expect("outside");
-    std::fs::write(outside.join("secret.txt"), CANARY).expect("canary");
-    Fixture {
-        _root: root,
-        ws,
-        outside,
-    }
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("ls") {
-            let path = entry.expect("entry").path();
-            let meta = std::fs::symlink_metadata(&path).expect("lstat");
-            if meta.is_dir() {
-                stack.push(path);
-            } else if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&path).expect("readlink");
-                out.insert(path, target.into_os_string().into_encoded_bytes());
-            } else {
-                out.insert(path.clone(), std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    out
-}
+use test_support::site::{snapshot, Site, CANARY};
 
 /// A running `call` process: its input, and a thread collecting its output.
 struct CallProcess {
@@ -175,7 +130,7 @@ fn send_while(
 
 #[test]
 fn call_write_file_with_a_call_id_that_climbs_out_neither_moves_nor_deletes_the_outside_file() {
-    let f = fixture();
+    let f = Site::new();
     let mut p = CallProcess::start(&f.ws, "allow");
     p.send(
         &json!({"type": "tool_use", "id": "prep", "name": "write_file",
@@ -203,7 +158,7 @@ fn call_write_file_with_a_call_id_that_climbs_out_neither_moves_nor_deletes_the_
 
 #[test]
 fn call_read_file_refuses_a_hard_link_to_an_outside_file() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::hard_link(f.outside.join("secret.txt"), f.ws.join("notes.txt")).expect("hard link");
     // The default approver denies everything: read_only runs without approval.
     let mut p = CallProcess::start(&f.ws, "deny");
@@ -223,7 +178,7 @@ fn call_read_file_refuses_a_hard_link_to_an_outside_file() {
 
 #[test]
 fn call_read_file_through_a_symlink_swapped_between_check_and_open_never_prints_the_canary() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::write(f.ws.join("inside.txt"), "inside").expect("inside");
     let link = f.ws.join("flip");
     symlink("inside.txt", &link).expect("link");
@@ -262,7 +217,7 @@ fn call_read_file_through_a_symlink_swapped_between_check_and_open_never_prints_
 
 #[test]
 fn call_read_file_on_a_fifo_returns_at_once_and_the_process_exits_when_its_input_ends() {
-    let f = fixture();
+    let f = Site::new();
     let status = Command::new("mkfifo")
         .arg(f.ws.join("pipe"))
         .status()
@@ -290,7 +245,7 @@ fn call_read_file_on_a_fifo_returns_at_once_and_the_process_exits_when_its_input
 
 #[test]
 fn call_list_write_and_delete_through_a_directory_link_swapped_to_outside_stay_inside() {
-    let f = fixture();
+    let f = Site::new();
     std::fs::write(f.outside.join("victim.txt"), CANARY).expect("outside victim");
     let inside = f.ws.join("inside_dir");
     std::fs::create_dir_all(&inside).expect("inside dir");

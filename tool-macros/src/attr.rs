@@ -15,6 +15,9 @@ pub(crate) const PATH_ARGS: &str = "path_args";
 pub(crate) const NOT_PATHS: &str = "not_paths";
 pub(crate) const SCRIPT_ARGS: &str = "script_args";
 pub(crate) const SCRIPT_LANG: &str = "script_lang";
+pub(crate) const CWD_ARG: &str = "cwd_arg";
+pub(crate) const TIMEOUT_ARG: &str = "timeout_arg";
+pub(crate) const ENV_ARG: &str = "env_arg";
 pub(crate) const CONCURRENCY_SAFE: &str = "concurrency_safe";
 pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
@@ -33,6 +36,9 @@ const KEYS: &[&str] = &[
     NOT_PATHS,
     SCRIPT_ARGS,
     SCRIPT_LANG,
+    CWD_ARG,
+    TIMEOUT_ARG,
+    ENV_ARG,
     CONCURRENCY_SAFE,
     IDEMPOTENT,
     OPEN_WORLD,
@@ -53,6 +59,9 @@ fn usage(key: &str) -> &'static str {
         NOT_PATHS => "not_paths = [\"file\"]",
         SCRIPT_ARGS => "script_args = [\"command\"]",
         SCRIPT_LANG => "script_lang = \"bash\"",
+        CWD_ARG => "cwd_arg = \"cwd\"",
+        TIMEOUT_ARG => "timeout_arg = \"timeout_secs\"",
+        ENV_ARG => "env_arg = \"env\"",
         CONCURRENCY_SAFE => "concurrency_safe",
         IDEMPOTENT => "idempotent",
         OPEN_WORLD => "open_world",
@@ -102,6 +111,10 @@ pub(crate) struct Attrs {
     pub(crate) script_lang: Option<Spanned<ScriptLang>>,
     /// `script_lang` was written, even if its value was rejected.
     pub(crate) script_lang_given: bool,
+    /// The parameters that set up a script's run: `cwd_arg`, `timeout_arg`, `env_arg`.
+    pub(crate) cwd_arg: Option<Spanned<String>>,
+    pub(crate) timeout_arg: Option<Spanned<String>>,
+    pub(crate) env_arg: Option<Spanned<String>>,
     pub(crate) concurrency_safe: bool,
     pub(crate) idempotent: bool,
     pub(crate) open_world: bool,
@@ -119,6 +132,17 @@ impl Attrs {
 
     pub(crate) fn script_args(&self) -> &[Spanned<String>] {
         self.script_args.as_ref().map_or(&[], |s| &s.value)
+    }
+
+    /// The script setup keys that were given, each with its key name.
+    pub(crate) fn script_setup(&self) -> impl Iterator<Item = (&'static str, &Spanned<String>)> {
+        [
+            (CWD_ARG, &self.cwd_arg),
+            (TIMEOUT_ARG, &self.timeout_arg),
+            (ENV_ARG, &self.env_arg),
+        ]
+        .into_iter()
+        .filter_map(|(key, arg)| Some((key, arg.as_ref()?)))
     }
 }
 
@@ -179,6 +203,9 @@ pub(crate) fn parse(cx: &Ctxt, args: TokenStream) -> Attrs {
                 attrs.script_lang_given = true;
                 attrs.script_lang = string(cx, meta, &key).and_then(|s| script_lang(cx, s))
             }
+            CWD_ARG => attrs.cwd_arg = string(cx, meta, &key),
+            TIMEOUT_ARG => attrs.timeout_arg = string(cx, meta, &key),
+            ENV_ARG => attrs.env_arg = string(cx, meta, &key),
             CONCURRENCY_SAFE => attrs.concurrency_safe = flag(cx, meta, &key),
             IDEMPOTENT => attrs.idempotent = flag(cx, meta, &key),
             OPEN_WORLD => attrs.open_world = flag(cx, meta, &key),
@@ -453,6 +480,9 @@ mod tests {
             not_paths = ["file"],
             script_args = ["command"],
             script_lang = "bash",
+            cwd_arg = "cwd",
+            timeout_arg = "secs",
+            env_arg = "env",
             concurrency_safe,
             idempotent = true,
             open_world = false,
@@ -464,6 +494,14 @@ mod tests {
         assert_eq!(a.timeout_ms, Some(120_000));
         assert!(a.concurrency_safe && a.idempotent && !a.open_world);
         assert_eq!(a.script_args()[0].value, "command");
+        let setup: Vec<(&str, &str)> = a
+            .script_setup()
+            .map(|(k, v)| (k, v.value.as_str()))
+            .collect();
+        assert_eq!(
+            setup,
+            [(CWD_ARG, "cwd"), (TIMEOUT_ARG, "secs"), (ENV_ARG, "env")]
+        );
         assert!(a.krate.is_some() && a.check_permissions.is_some());
     }
 

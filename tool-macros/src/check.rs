@@ -23,6 +23,7 @@ pub(crate) fn check(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
     check_unix_sockets(cx, attrs);
     check_not_paths(cx, attrs, tool);
     check_script_args(cx, attrs, tool);
+    check_script_setup(cx, attrs, tool);
     check_path_like_names(cx, attrs, tool);
     check_read_only_effects(cx, attrs, tool);
     check_parameter_attributes(cx, attrs, tool);
@@ -546,6 +547,47 @@ fn check_script_args(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
             "`script_lang` without `script_args` has nothing to scan; add `script_args = [\"...\"]`",
         ),
         _ => {}
+    }
+}
+
+/// The gate reads a script's working directory, timeout and environment only from the
+/// parameters the declaration names, so each must be a real, distinct, non-script parameter of a
+/// script tool, and the working directory a guarded path.
+fn check_script_setup(cx: &Ctxt, attrs: &Attrs, tool: &Tool<'_>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, arg) in attrs.script_setup() {
+        let fail =
+            |why: String| cx.error_spanned_by(arg, format!("`{key}` names `{}`, {why}", arg.value));
+        if attrs.script_args.is_none() {
+            fail(format!(
+                "but the tool has no `{}` to set up; add `{0} = [\"...\"]` or remove `{key}`",
+                attr::SCRIPT_ARGS
+            ));
+            continue;
+        }
+        let Some(p) = tool.param(&arg.value) else {
+            fail(format!(
+                "which is not a parameter of `{}`; {}",
+                tool.fn_name,
+                param_list(tool)
+            ));
+            continue;
+        };
+        if attrs.script_args().iter().any(|s| s.value == arg.value) {
+            fail("which is a script argument; a script does not set up itself".to_owned());
+        } else if seen.contains(&arg.value.as_str()) {
+            fail("which another of `cwd_arg`, `timeout_arg`, `env_arg` names already".to_owned());
+        } else if key == attr::CWD_ARG
+            && p.shape.base != Base::WorkspacePath
+            && !attrs.path_args.iter().any(|a| a.value == arg.value)
+        {
+            fail(format!(
+                "which is not a path argument; add `{} = [\"{}\"]` (or make it a `WorkspacePath`) so the workspace guard checks it",
+                attr::PATH_ARGS,
+                arg.value
+            ));
+        }
+        seen.push(&arg.value);
     }
 }
 

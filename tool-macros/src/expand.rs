@@ -262,6 +262,18 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         Some(ScriptLang::Python) => quote!(::core::option::Option::Some(#pv::ScriptLang::Python)),
         None => quote!(::core::option::Option::None),
     };
+    let setup_arg = |arg: &Option<attr::Spanned<String>>| match arg {
+        Some(a) => {
+            let name = &a.value;
+            quote!(::core::option::Option::Some(#pv::string(#name)))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (cwd_arg, timeout_arg, env_arg) = (
+        setup_arg(&attrs.cwd_arg),
+        setup_arg(&attrs.timeout_arg),
+        setup_arg(&attrs.env_arg),
+    );
     let timeout = match attrs.timeout_ms {
         Some(ms) => quote!(::core::option::Option::Some(#pv::Duration::from_millis(#ms))),
         None => quote!(::core::option::Option::None),
@@ -334,6 +346,11 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 path_args: #pv::strings(&[#(#guarded),*]),
                 script_args: #pv::strings(&[#(#script_args),*]),
                 script_lang: #script_lang,
+                script_setup: #pv::ScriptSetup {
+                    cwd: #cwd_arg,
+                    timeout: #timeout_arg,
+                    env: #env_arg,
+                },
                 timeout: #timeout,
                 unix_sockets: #pv::strings(&[#(#unix_sockets),*]),
                 source: #pv::string(::core::concat!(::core::module_path!(), "::", #fn_name)),

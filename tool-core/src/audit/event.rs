@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
-use crate::executor::gate::{GateAudit, GateDecision, GateEffect, GateRiskLevel, ScanMode};
+use crate::gate::{script_blocked, GateAudit, GateEffect, GateRiskLevel, ScanDecision, ScanMode};
 use crate::reason::ReasonCode;
 use crate::status::{CallStatus, Step};
 
@@ -82,11 +82,24 @@ pub struct SafetyAudit {
     pub approval: ApprovalStatus,
 }
 
+impl SafetyAudit {
+    /// The audit fields of a call the gate judged, from the gate's record, the reason the call
+    /// was refused (if it was) and how approval went; `blocked` by [`script_blocked`], the one
+    /// rule. The only place these fields are filled.
+    pub fn of_call(gate: GateAudit, code: Option<ReasonCode>, approval: ApprovalStatus) -> Self {
+        SafetyAudit {
+            blocked: script_blocked(code, gate.decision),
+            gate,
+            approval,
+        }
+    }
+}
+
 /// The serialized shape of [`SafetyAudit`].
 #[derive(Serialize, Deserialize)]
 struct SafetyAuditWire {
     tool_name: String,
-    decision: GateDecision,
+    decision: ScanDecision,
     risk_level: GateRiskLevel,
     rule_ids: Vec<String>,
     duration_ms: f64,
@@ -245,7 +258,7 @@ mod tests {
         let audit = SafetyAudit {
             gate: GateAudit {
                 tool_name: "run_bash".into(),
-                decision: GateDecision::NeedsHumanReview,
+                decision: ScanDecision::NeedsHumanReview,
                 risk_level: GateRiskLevel::High,
                 rule_ids: vec!["BASH-SUDO".into()],
                 duration_ms: 0.25,

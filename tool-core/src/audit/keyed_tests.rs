@@ -12,7 +12,7 @@ use super::keyed::{self, seal, state_path, walk};
 use super::*;
 use crate::approval::ApprovalStatus;
 use crate::decl::Risk;
-use crate::executor::gate::ScanMode;
+use crate::gate::ScanMode;
 use crate::reason::ReasonCode;
 use crate::status::CallStatus;
 

@@ -145,7 +145,7 @@ mod tests {
     use super::*;
     use crate::approval::ApprovalStatus;
     use crate::audit::SafetyAudit;
-    use crate::executor::gate::{GateAudit, GateDecision, GateEffect, GateRiskLevel, ScanMode};
+    use crate::gate::{GateAudit, GateEffect, GateRiskLevel, ScanDecision, ScanMode};
     use crate::status::CallStatus;
     use serde_json::Value;
 
@@ -180,7 +180,7 @@ mod tests {
             target: planted.clone(),
             line: 1,
             column: 1,
-            verdict: GateDecision::Deny,
+            verdict: ScanDecision::Deny,
         };
         let event = AuditEvent {
             timestamp: planted.clone(),
@@ -203,7 +203,7 @@ mod tests {
             safety: Some(SafetyAudit {
                 gate: GateAudit {
                     tool_name: planted.clone(),
-                    decision: GateDecision::Deny,
+                    decision: ScanDecision::Deny,
                     risk_level: GateRiskLevel::High,
                     rule_ids: vec![planted.clone()],
                     duration_ms: 0.0,

@@ -11,7 +11,7 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 use serde_json::{Map, Value};
 
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
 use crate::approval::{
     risk_allows_session_grant, risk_needs_approval, ApprovalDecision, ApprovalReason,
     ApprovalRequest, ApprovalStatus,
@@ -33,25 +33,25 @@ fn refuse(code: ReasonCode, message: String) -> Result<Approval, Stop> {
 
 /// Decide whether the checked call may run; `round` counts the edits so far.
 pub(super) async fn decide(
-    cx: &Cx<'_>,
+    cx: &StepContext<'_>,
     call: &mut CallState<'_>,
     round: u32,
 ) -> Result<Approval, Stop> {
     let decl = call.tool.decl();
     let session = cx.session;
-    let rec = &mut call.rec;
+    let record = &mut call.record;
     let review = call.review.is_some();
     if !review && !risk_needs_approval(decl.risk) {
-        rec.approval = ApprovalStatus::NotRequired;
+        record.approval = ApprovalStatus::NotRequired;
         return Ok(Approval::Granted);
     }
     let grant_allowed = !review && risk_allows_session_grant(decl.risk);
     if grant_allowed && session.has_grant(&decl.name) {
-        rec.approval = ApprovalStatus::SessionGrant;
+        record.approval = ApprovalStatus::SessionGrant;
         return Ok(Approval::Granted);
     }
     let Some(approver) = cx.options.approver_or(cx.executor.config.approver.as_ref()) else {
-        rec.approval = ApprovalStatus::NoApprover;
+        record.approval = ApprovalStatus::NoApprover;
         return match &call.review {
             Some((summary, _)) => refuse(
                 ReasonCode::ReviewRequired,
@@ -84,7 +84,7 @@ pub(super) async fn decide(
         },
         session_grant_allowed: grant_allowed,
         round,
-        effects: rec
+        effects: record
             .safety
             .as_ref()
             .map(|audit| audit.described_effects.clone())
@@ -98,27 +98,27 @@ pub(super) async fn decide(
         });
     match decision {
         ApprovalDecision::Approve => {
-            rec.approval = ApprovalStatus::Approved;
+            record.approval = ApprovalStatus::Approved;
             Ok(Approval::Granted)
         }
         ApprovalDecision::ApproveForSession if grant_allowed => {
             session.grant(&decl.name);
-            rec.approval = ApprovalStatus::ApprovedForSession;
+            record.approval = ApprovalStatus::ApprovedForSession;
             Ok(Approval::Granted)
         }
         ApprovalDecision::ApproveForSession => {
-            rec.approval = ApprovalStatus::Approved;
+            record.approval = ApprovalStatus::Approved;
             Ok(Approval::Granted)
         }
         ApprovalDecision::Deny { reason } => {
-            rec.approval = ApprovalStatus::Denied;
+            record.approval = ApprovalStatus::Denied;
             refuse(
                 ReasonCode::ApprovalDenied,
                 format!("approval denied: {reason}"),
             )
         }
         ApprovalDecision::Pending => {
-            rec.approval = ApprovalStatus::Pending;
+            record.approval = ApprovalStatus::Pending;
             refuse(
                 ReasonCode::InputRequired,
                 "approval is pending: the question was put to the client, and the call runs \
@@ -129,7 +129,7 @@ pub(super) async fn decide(
         ApprovalDecision::Edit { args: edited } => {
             let max = cx.executor.config.max_edit_rounds;
             if round + 1 > max {
-                rec.approval = ApprovalStatus::EditLimit;
+                record.approval = ApprovalStatus::EditLimit;
                 return refuse(
                     ReasonCode::ApprovalDenied,
                     format!("the arguments were edited more than {max} times"),

@@ -35,7 +35,7 @@ use super::pipeline::{admit, prepare};
 use super::result::CallResult;
 use super::run;
 use super::session::Session;
-use super::state::{call_span, CallState, Cx, Record, RunEnv, Stop, Verdict};
+use super::state::{call_span, CallState, Record, RunEnv, StepContext, Stop, Verdict};
 use crate::call::{ParseError, ToolCall};
 use crate::context::{ContextModifier, LogSink, ProgressSink};
 use crate::reason::ReasonCode;
@@ -246,7 +246,7 @@ impl Executor {
                     continue;
                 }
             };
-            let cx = Cx {
+            let cx = StepContext {
                 executor: self,
                 session,
                 call_id: &slot.call_id,
@@ -288,7 +288,7 @@ impl Executor {
             let Some(call) = slot.state.as_mut() else {
                 return;
             };
-            let cx = Cx {
+            let cx = StepContext {
                 executor: self,
                 session,
                 call_id: &slot.call_id,
@@ -313,7 +313,10 @@ impl Executor {
                 "the call was not run to completion".to_owned(),
             ))
         });
-        let rec = slot.state.take().map_or_else(Record::new, |call| call.rec);
+        let record = slot
+            .state
+            .take()
+            .map_or_else(Record::new, |call| call.record);
         let mut result = outcome::finish(
             self,
             session,
@@ -321,7 +324,7 @@ impl Executor {
                 tool: slot.tool.take(),
                 call_id: std::mem::take(&mut slot.call_id),
                 verdict,
-                rec,
+                record,
                 merge_modifier: true,
                 start: slot.start,
                 span: &slot.span,

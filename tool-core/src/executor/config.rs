@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::gate::{ScanMode, ScriptGate};
 use crate::approval::Approver;
 use crate::audit::{AuditKey, AuditLogError, AuditSink, JsonlAuditSink, NoopAuditSink};
 use crate::call::ParseLimits;
 use crate::decl::ToolDecl;
+use crate::gate::{ScanMode, ScriptGate};
 use crate::resource::Resources;
 use crate::sandbox::setup::{Mode, SandboxConfig};
 use crate::schema::export::Dialect;

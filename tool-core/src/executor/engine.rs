@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::config::ExecutorConfig;
-use super::gate::{ScanMode, ScriptGate};
 use super::session::Session;
+use crate::gate::{ScanMode, ScriptGate};
 use crate::guard::path::{PathGuard, WorkspaceError};
 use crate::registry::Registry;
 use crate::resource::{MissingResource, Resources};

@@ -3,13 +3,13 @@
 
 use serde_json::Value;
 
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
 use crate::reason::ReasonCode;
 use crate::status::Step;
 
 /// Run the filters (a refusal is `invalid_arguments`), then merge overrides and defaults.
 #[inline]
-pub(super) fn apply(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) fn apply(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let config = &cx.executor.config;
     let decl = call.tool.decl();
     // The arguments are an object from the parser on; the schema refuses anything else.

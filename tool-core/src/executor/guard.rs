@@ -4,13 +4,13 @@
 
 use serde_json::Value;
 
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
 use crate::reason::ReasonCode;
 use crate::status::Step;
 
 /// Check all the path arguments, then refuse if any is bad.
 #[inline]
-pub(super) fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) fn check(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let guard = &cx.executor.guard;
     // A fresh list for this version of the arguments (an approver's edit checks them again).
     call.paths.clear();

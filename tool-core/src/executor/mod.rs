@@ -32,7 +32,6 @@ mod budget;
 mod config;
 mod engine;
 mod filters;
-pub(crate) mod gate;
 mod guard;
 mod lookup;
 mod options;
@@ -48,16 +47,16 @@ mod session;
 mod state;
 mod validate;
 
+pub use crate::gate::{
+    GateAudit, GateEffect, GateRiskLevel, GateVerdict, ScanDecision, ScanMode, ScriptGate,
+    MAX_AUDIT_EFFECTS, MAX_AUDIT_TARGET_CHARS,
+};
 pub use batch::BatchOptions;
 pub use config::{
     ArgumentFilter, ExecutorConfig, ToolLimits, DEFAULT_ERROR_BUDGET, DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_EDIT_ROUNDS, DEFAULT_OUTPUT_CAP, DEFAULT_TIMEOUT,
 };
 pub use engine::{Executor, ExecutorError};
-pub use gate::{
-    GateAudit, GateDecision, GateEffect, GateRiskLevel, GateVerdict, ScanMode, ScriptGate,
-    MAX_AUDIT_EFFECTS, MAX_AUDIT_TARGET_CHARS,
-};
 pub use options::{CallInput, CallOptions};
 pub use result::CallResult;
 pub use session::Session;

@@ -11,7 +11,7 @@ use super::engine::Executor;
 use super::output::{charge_session_budget, Output};
 use super::result::CallResult;
 use super::session::Session;
-use super::state::{CallState, Cx, Record, Stop, Verdict};
+use super::state::{CallState, Record, StepContext, Stop, Verdict};
 use crate::audit::{timestamp_now, AuditEvent, SafetyAudit};
 use crate::reason::ReasonCode;
 use crate::sandbox::call::NOT_RUN;
@@ -24,7 +24,7 @@ pub(super) struct Finished<'s> {
     pub(super) tool: Option<String>,
     pub(super) call_id: String,
     pub(super) verdict: Verdict,
-    pub(super) rec: Record,
+    pub(super) record: Record,
     /// Merge a context modifier into the session ([`CallOptions::merge_modifier`](super::CallOptions::merge_modifier)).
     pub(super) merge_modifier: bool,
     /// When the call was received.
@@ -34,9 +34,9 @@ pub(super) struct Finished<'s> {
 
 /// Hash the final arguments for the audit event, before the handler takes them.
 #[inline]
-pub(super) fn hash_args(cx: &Cx<'_>, call: &mut CallState<'_>) {
+pub(super) fn hash_args(cx: &StepContext<'_>, call: &mut CallState<'_>) {
     if cx.executor.config.audit.is_enabled() {
-        call.rec.args_sha256 = Some(hex::encode(Sha256::digest(canonical_bytes(&call.args))));
+        call.record.args_sha256 = Some(hex::encode(Sha256::digest(canonical_bytes(&call.args))));
     }
 }
 
@@ -46,7 +46,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         tool,
         call_id,
         verdict,
-        mut rec,
+        mut record,
         merge_modifier,
         start,
         span,
@@ -66,7 +66,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
                     content,
                 },
             );
-            rec.truncated |= cut;
+            record.truncated |= cut;
             (CallStatus::Ok, None, Some(out.value), out.content, modifier)
         }
         Verdict::Refused(stop) => (CallStatus::Refused, Some(stop), None, Vec::new(), None),
@@ -103,21 +103,20 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         _ => false,
     };
     let duration = start.elapsed();
-    let enforced = rec.enforced.unwrap_or(NOT_RUN);
+    let enforced = record.enforced.unwrap_or(NOT_RUN);
     span.record("tool.status", status.as_str());
-    span.record("tool.approval", rec.approval.as_str());
+    span.record("tool.approval", record.approval.as_str());
     if let Some(code) = code {
         span.record("tool.code", code.as_str());
     }
     if let Some(step) = step {
         span.record("tool.step", step.as_str());
     }
-    if !rec.rule_ids.is_empty() {
-        span.record("tool.safety.rule_ids", rec.rule_ids.join(",").as_str());
+    if !record.rule_ids.is_empty() {
+        span.record("tool.safety.rule_ids", record.rule_ids.join(",").as_str());
     }
     tracing::debug!(parent: span, duration_ms = duration.as_millis() as u64, "tool call finished");
     if executor.config.audit.is_enabled() {
-        let scanned_findings = !rec.rule_ids.is_empty();
         let event = AuditEvent {
             timestamp: timestamp_now(),
             session: session.id().to_owned(),
@@ -127,23 +126,18 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
             code,
             error_code: error_code.clone(),
             step,
-            risk: rec.risk,
-            approval: rec.approval,
-            rule_ids: rec.rule_ids,
+            risk: record.risk,
+            approval: record.approval,
+            rule_ids: record.rule_ids,
             duration_ms: duration.as_millis().try_into().unwrap_or(u64::MAX),
-            args_sha256: rec.args_sha256,
+            args_sha256: record.args_sha256,
             registry_fingerprint: executor.registry.fingerprint().to_owned(),
-            truncated: rec.truncated,
+            truncated: record.truncated,
             scan: executor.config.scan,
             enforced: enforced.to_owned(),
-            safety: rec.safety.map(|gate| SafetyAudit {
-                gate,
-                blocked: matches!(
-                    code,
-                    Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired)
-                ) || (code == Some(ReasonCode::ApprovalDenied) && scanned_findings),
-                approval: rec.approval,
-            }),
+            safety: record
+                .safety
+                .map(|gate| SafetyAudit::of_call(gate, code, record.approval)),
         };
         if let Err(e) = executor.config.audit.record(&event.redacted()) {
             tracing::error!(parent: span, error = %e, "the audit event could not be written");
@@ -162,8 +156,8 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
         content,
         modifier,
         modifier_applied,
-        truncated: rec.truncated,
-        approval: rec.approval,
+        truncated: record.truncated,
+        approval: record.approval,
         duration,
         enforced,
     }

@@ -3,13 +3,13 @@
 
 use std::panic::AssertUnwindSafe;
 
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
 use crate::reason::ReasonCode;
 use crate::status::Step;
 
 /// Ask the tool's permission check about the final arguments.
 #[inline]
-pub(super) fn check(_cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) fn check(_cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let Some(check) = call.tool.def().permission_check() else {
         return Ok(());
     };

@@ -20,7 +20,7 @@ use super::options::{CallInput, CallOptions};
 use super::outcome::{self, Finished};
 use super::result::CallResult;
 use super::session::Session;
-use super::state::{call_span, CallState, Cx, Record, RunEnv, Stop, Verdict};
+use super::state::{call_span, CallState, Record, RunEnv, StepContext, Stop, Verdict};
 use super::{budget, filters, guard, lookup, parse, permissions, run, script_gate, validate};
 use crate::call::{ParseError, ToolCall};
 
@@ -55,14 +55,14 @@ impl Executor {
         let (tool, call_id) = self.identify(&parsed, options.call_id.as_deref());
         let span = call_span(session, tool.as_deref(), &call_id);
         let env = RunEnv::default();
-        let cx = Cx {
+        let cx = StepContext {
             executor: self,
             session,
             call_id: &call_id,
             options: &options,
             env: &env,
         };
-        let (verdict, rec) = steps(&cx, parsed).instrument(span.clone()).await;
+        let (verdict, record) = steps(&cx, parsed).instrument(span.clone()).await;
         outcome::finish(
             self,
             session,
@@ -70,7 +70,7 @@ impl Executor {
                 tool,
                 call_id,
                 verdict,
-                rec,
+                record,
                 merge_modifier: options.merge_modifier,
                 start,
                 span: &span,
@@ -95,7 +95,7 @@ impl Executor {
 }
 
 /// Every step of one call, up to its verdict.
-async fn steps(cx: &Cx<'_>, parsed: Result<ToolCall, ParseError>) -> (Verdict, Record) {
+async fn steps(cx: &StepContext<'_>, parsed: Result<ToolCall, ParseError>) -> (Verdict, Record) {
     let mut call = match admit(cx.executor, cx.session, parsed) {
         Ok(call) => call,
         Err(stop) => return (Verdict::Refused(stop), Record::new()),
@@ -104,7 +104,7 @@ async fn steps(cx: &Cx<'_>, parsed: Result<ToolCall, ParseError>) -> (Verdict, R
         Ok(()) => run::run(cx, &mut call).await,
         Err(stop) => Verdict::Refused(stop),
     };
-    (verdict, call.rec)
+    (verdict, call.record)
 }
 
 /// Steps `budget`, `parse`, `lookup`: whether the call is taken at all.
@@ -121,7 +121,7 @@ pub(super) fn admit<'r>(
 
 /// The checks, then step `approve`: everything before the handler may start. An approver's edit
 /// sends the edited arguments down the checks again.
-pub(super) async fn prepare(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) async fn prepare(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     // A tool whose programs cannot be confined is refused before anyone is asked to approve it.
     if let Some(why) = cx.executor.confinement.refusal(call.tool.decl()) {
         return Err(Stop::new(
@@ -148,7 +148,7 @@ pub(super) async fn prepare(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(),
 /// Steps `filters`, `validate`, `guard`, `permissions`, `script_gate` on one version of the
 /// arguments.
 #[inline]
-fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+fn check(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     filters::apply(cx, call)?;
     validate::check(cx, call)?;
     guard::check(cx, call)?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use futures::FutureExt;
 
 use super::output::{cap_output, cap_text, Output};
-use super::state::{CallState, Cx, Stop, Verdict};
+use super::state::{CallState, StepContext, Stop, Verdict};
 use crate::context::ToolContext;
 use crate::outcome::{is_valid_error_code, ToolOutcome, MAX_ERROR_CODE_LEN};
 use crate::reason::ReasonCode;
@@ -22,7 +22,7 @@ fn failed(code: ReasonCode, message: String) -> Verdict {
 }
 
 /// Run the checked and approved call.
-pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
+pub(super) async fn run(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Verdict {
     let executor = cx.executor;
     let session = cx.session;
     let tool = call.tool;
@@ -98,7 +98,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         }
         Err(panic) => return failed(ReasonCode::Panicked, panic_message(panic.as_ref())),
     };
-    call.rec.enforced = Some(NONE);
+    call.record.enforced = Some(NONE);
     // An async `#[tool]` handler runs on its class's confined runtime when there is one
     // (`ExecutorConfig::sandbox_async`); otherwise here, unconfined.
     let fut = match sandbox.as_deref() {
@@ -132,7 +132,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
             tokio::select! {
                 biased;
                 _ = token.cancelled() => {
-                    call.rec.enforced = Some(enforced.label());
+                    call.record.enforced = Some(enforced.label());
                     return failed(ReasonCode::Cancelled, "the call was cancelled".to_owned())
                 }
                 r = timed => r,
@@ -140,7 +140,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
         }
     };
     drop(in_flight);
-    call.rec.enforced = Some(enforced.label());
+    call.record.enforced = Some(enforced.label());
     match outcome {
         Err(_) => failed_capped(
             call,
@@ -212,7 +212,7 @@ pub(super) async fn run(cx: &Cx<'_>, call: &mut CallState<'_>) -> Verdict {
                 },
                 cap,
             );
-            call.rec.truncated = cut;
+            call.record.truncated = cut;
             Verdict::Ok {
                 output: out.value,
                 content: out.content,
@@ -344,7 +344,7 @@ fn failed_capped(
     message: String,
 ) -> Verdict {
     let (message, cut) = cap_text(message, cap);
-    call.rec.truncated = cut;
+    call.record.truncated = cut;
     failed(code, message)
 }
 

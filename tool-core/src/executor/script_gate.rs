@@ -6,14 +6,14 @@
 
 use std::panic::AssertUnwindSafe;
 
-use super::gate::{GateVerdict, ScanMode};
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
+use crate::gate::{GateVerdict, ScanMode};
 use crate::reason::ReasonCode;
 use crate::status::Step;
 
 /// Ask the gate; keep its findings and audit fields in the call's record.
 #[inline]
-pub(super) fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) fn check(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let decl = call.tool.decl();
     call.review = None;
     if cx.executor.config.scan == ScanMode::Off {
@@ -42,29 +42,31 @@ pub(super) fn check(cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
                 };
                 (deny, None)
             });
-    call.rec.safety = audit;
-    match verdict {
-        GateVerdict::Allow => Ok(()),
+    let (rule_ids, stop) = match verdict {
+        GateVerdict::Allow => (Vec::new(), None),
         GateVerdict::Review { summary, rule_ids } => {
-            call.rec.rule_ids.clone_from(&rule_ids);
-            call.review = Some((summary, rule_ids));
-            Ok(())
+            call.review = Some((summary, rule_ids.clone()));
+            (rule_ids, None)
         }
-        GateVerdict::ReviewBlocked { rule_ids, message } => {
-            call.rec.rule_ids = rule_ids;
-            Err(Stop::new(
+        GateVerdict::ReviewBlocked { rule_ids, message } => (
+            rule_ids,
+            Some(Stop::new(
                 Step::ScriptGate,
                 ReasonCode::ReviewRequired,
                 message,
-            ))
-        }
-        GateVerdict::Deny { rule_ids, message } => {
-            call.rec.rule_ids = rule_ids;
-            Err(Stop::new(
+            )),
+        ),
+        GateVerdict::Deny { rule_ids, message } => (
+            rule_ids,
+            Some(Stop::new(
                 Step::ScriptGate,
                 ReasonCode::SafetyDenied,
                 message,
-            ))
-        }
-    }
+            )),
+        ),
+    };
+    // The gate's part of the call's record, in one place; `blocked` is the outcome step's.
+    call.record.rule_ids = rule_ids;
+    call.record.safety = audit;
+    stop.map_or(Ok(()), Err)
 }

@@ -1,17 +1,17 @@
-//! What the steps share about one call: its context ([`Cx`]), its state on the way down
+//! What the steps share about one call: its context ([`StepContext`]), its state on the way down
 //! ([`CallState`]), what they learned ([`Record`]) and how they end ([`Stop`], [`Verdict`]).
 
 use serde_json::{Map, Value};
 use tracing::field::Empty;
 
 use super::engine::Executor;
-use super::gate::GateAudit;
 use super::options::CallOptions;
 use super::session::Session;
 use crate::approval::ApprovalStatus;
 use crate::audit::{AuditId, AuditText};
 use crate::context::{ContextModifier, ProgressSink};
 use crate::decl::Risk;
+use crate::gate::GateAudit;
 use crate::guard::path::WorkspacePath;
 use crate::reason::ReasonCode;
 use crate::registry::RegisteredTool;
@@ -21,7 +21,7 @@ use crate::status::Step;
 /// What every step of one call may read: the executor, the session, the call's id and options,
 /// and where a running call belongs.
 #[derive(Clone, Copy)]
-pub(super) struct Cx<'a> {
+pub(super) struct StepContext<'a> {
     pub(super) executor: &'a Executor,
     pub(super) session: &'a Session,
     pub(super) call_id: &'a str,
@@ -50,19 +50,19 @@ pub(super) struct CallState<'r> {
     /// The script gate's request for human review: summary and rule ids (step `script_gate`).
     pub(super) review: Option<(String, Vec<String>)>,
     /// What the steps learned, for the result and the audit event.
-    pub(super) rec: Record,
+    pub(super) record: Record,
 }
 
 impl<'r> CallState<'r> {
     pub(super) fn new(tool: &'r RegisteredTool, args: Map<String, Value>) -> Self {
-        let mut rec = Record::new();
-        rec.risk = Some(tool.decl().risk);
+        let mut record = Record::new();
+        record.risk = Some(tool.decl().risk);
         CallState {
             tool,
             args: Value::Object(args),
             paths: Vec::new(),
             review: None,
-            rec,
+            record,
         }
     }
 }

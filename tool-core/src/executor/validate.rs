@@ -1,14 +1,14 @@
 //! Step `validate`: the arguments against the tool's full JSON Schema (`invalid_arguments`,
 //! every violation named by its JSON path).
 
-use super::state::{CallState, Cx, Stop};
+use super::state::{CallState, StepContext, Stop};
 use crate::reason::ReasonCode;
 use crate::schema::validate::{violations, with_fragments};
 use crate::status::Step;
 
 /// Refuse arguments that do not match the schema.
 #[inline]
-pub(super) fn check(_cx: &Cx<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
+pub(super) fn check(_cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<(), Stop> {
     let tool = call.tool;
     if tool.validator().is_valid(&call.args) {
         return Ok(());

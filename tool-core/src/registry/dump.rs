@@ -22,6 +22,10 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
         "script_lang".into(),
         json!(d.script_lang.map(ScriptLang::as_str)),
     );
+    if !d.script_setup.is_empty() {
+        // Only when declared, so the pins of other tools keep their bytes.
+        m.insert("script_setup".into(), setup_json(d));
+    }
     m.insert(
         "timeout_ms".into(),
         json!(d.timeout.map(|t| t.as_millis() as u64)),
@@ -35,6 +39,22 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
         "output_schema".into(),
         d.output_schema.clone().unwrap_or(Value::Null),
     );
+    Value::Object(m)
+}
+
+/// The declared script setup arguments, by key (`cwd`, `env`, `timeout`; only those named).
+fn setup_json(d: &ToolDecl) -> Value {
+    let setup = &d.script_setup;
+    let mut m = Map::new();
+    for (key, arg) in [
+        ("cwd", &setup.cwd),
+        ("env", &setup.env),
+        ("timeout", &setup.timeout),
+    ] {
+        if let Some(arg) = arg {
+            m.insert(key.into(), json!(arg));
+        }
+    }
     Value::Object(m)
 }
 
@@ -77,7 +97,9 @@ impl serde::Serialize for DeclDump<'_> {
         use serde::ser::SerializeMap;
         let d = self.0;
         let declared_sockets = !d.unix_sockets.is_empty();
-        let mut map = s.serialize_map(Some(14 + usize::from(declared_sockets)))?;
+        let declared_setup = !d.script_setup.is_empty();
+        let extra = usize::from(declared_sockets) + usize::from(declared_setup);
+        let mut map = s.serialize_map(Some(14 + extra))?;
         map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
         map.serialize_entry("description", &d.description)?;
         map.serialize_entry("destructive", &d.destructive())?;
@@ -91,6 +113,9 @@ impl serde::Serialize for DeclDump<'_> {
         map.serialize_entry("risk", d.risk.as_str())?;
         map.serialize_entry("script_args", &d.script_args)?;
         map.serialize_entry("script_lang", &d.script_lang.map(ScriptLang::as_str))?;
+        if declared_setup {
+            map.serialize_entry("script_setup", &SortedKeys(&setup_json(d)))?;
+        }
         map.serialize_entry("timeout_ms", &d.timeout.map(|t| t.as_millis() as u64))?;
         if declared_sockets {
             map.serialize_entry("unix_sockets", &d.unix_sockets)?;

@@ -2,11 +2,13 @@
 //! (outside it), the kernel check that skips loudly, and a process finder.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
+#[allow(unused_imports)] // not every test binary uses every part
+pub use test_support::site::{intact, Site, CANARY};
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_tool-examples");
-pub const CANARY: &str = "canary: must not be read, changed or removed";
 
 /// Whether `doctor` reports everything confinement needs; prints a loud skip line if not.
 pub fn kernel_ready(test: &str) -> bool {
@@ -21,31 +23,14 @@ pub fn kernel_ready(test: &str) -> bool {
     full
 }
 
-/// A workspace, a canary outside it and a place for the audit log.
-pub struct Site {
-    _dir: tempfile::TempDir,
-    pub ws: PathBuf,
-    pub canary: PathBuf,
-    pub audit: PathBuf,
-}
-
+/// A workspace with a canary outside it ([`Site::base`] holds the audit log, [`audit_log`]).
 pub fn site() -> Site {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).expect("ws");
-    let canary = dir.path().join("canary.txt");
-    std::fs::write(&canary, CANARY).expect("canary");
-    Site {
-        ws: ws.canonicalize().expect("ws"),
-        canary: canary.canonicalize().expect("canary"),
-        audit: dir.path().join("audit.jsonl"),
-        _dir: dir,
-    }
+    Site::new()
 }
 
-/// Whether the canary still holds exactly what it was made with.
-pub fn intact(canary: &Path) -> bool {
-    std::fs::read_to_string(canary).is_ok_and(|t| t == CANARY)
+/// Where a test's audit log goes: next to the workspace, not in it.
+pub fn audit_log(site: &Site) -> PathBuf {
+    site.base.join("audit.jsonl")
 }
 
 /// `command` with every `sleep 3NNN` made unique to this test run (`sleep 3NNN.PID`), so that a

@@ -623,6 +623,7 @@ mod tests {
                 path_args: vec![],
                 script_args: vec![],
                 script_lang: None,
+                script_setup: Default::default(),
                 timeout: None,
                 unix_sockets: vec![],
                 source: "test".into(),

@@ -1,4 +1,4 @@
-//! The scanner as the executor's script gate (pipeline step 7).
+//! The scanner as the executor's script gate (the `script_gate` step).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,21 +11,19 @@ use tool_safety::{
 
 use super::record::gate_audit;
 use crate::decl::ToolDecl;
-use crate::executor::gate::{GateAudit, GateVerdict, ScriptGate};
+use crate::gate::{GateAudit, GateVerdict, ScriptGate};
 
-/// Argument names read as the script's working directory.
-const CWD_ARGS: &[&str] = &["cwd", "workdir", "working_dir"];
-/// Argument names read as the requested timeout, in seconds.
-const TIMEOUT_ARGS: &[&str] = &["timeout_secs", "timeout_seconds", "timeout"];
-/// Argument names read as the environment the script gets (only the names are scanned).
-const ENV_ARGS: &[&str] = &["env", "environment"];
-
-/// Scans every script argument of a call, with the call's final cwd, timeout and environment
-/// variable names, and turns the strictest report into a [`GateVerdict`].
+/// Scans every script argument of a call, with the call's final working directory, timeout and
+/// environment variable names (the arguments the tool's [`ScriptSetup`] names; no other argument
+/// is read as one of them), and turns the strictest report into a [`GateVerdict`].
 ///
-/// Calls of tools without script arguments are allowed unscanned. A script argument that is
-/// missing is nothing to scan; one that is not a string is a deny (`SCAN-INPUT`): the schema should
-/// have refused it already, and the gate does not guess.
+/// Calls of tools without script arguments are allowed unscanned. A script or setup argument
+/// that is missing (or null) is nothing to scan; one of the wrong type (a script that is not a
+/// string, a timeout that is not a whole number of seconds, an environment that is not an object)
+/// is a deny (`SCAN-INPUT`): the schema should have refused it already, and the gate does not
+/// guess.
+///
+/// [`ScriptSetup`]: crate::decl::ScriptSetup
 #[derive(Debug, Clone)]
 pub struct ScannerGate {
     scanner: Arc<Scanner>,
@@ -91,21 +89,19 @@ impl ScannerGate {
         let Some(lang) = decl.script_lang else {
             return Ok(Vec::new());
         };
-        let first_str = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|n| args.get(*n).and_then(Value::as_str))
-                .map(str::to_owned)
-        };
-        let cwd = self.cwd_of(first_str(CWD_ARGS));
-        let timeout = TIMEOUT_ARGS
-            .iter()
-            .find_map(|n| args.get(*n).and_then(Value::as_u64));
-        let env_names: Vec<String> = ENV_ARGS
-            .iter()
-            .filter_map(|n| args.get(*n).and_then(Value::as_object))
-            .flat_map(|m| m.keys().cloned())
-            .collect();
+        let setup = &decl.script_setup;
+        let cwd = declared(args, setup.cwd.as_deref(), "a string", Value::as_str)?;
+        let cwd = self.cwd_of(cwd.map(str::to_owned));
+        let timeout = declared(
+            args,
+            setup.timeout.as_deref(),
+            "a whole number of seconds",
+            Value::as_u64,
+        )?;
+        let env_names: Vec<String> =
+            declared(args, setup.env.as_deref(), "an object", Value::as_object)?
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
         let mut out = Vec::new();
         for name in &decl.script_args {
             let script = match args.get(name) {
@@ -128,6 +124,25 @@ impl ScannerGate {
             out.push(req);
         }
         Ok(out)
+    }
+}
+
+/// The value of the setup argument `name` (if the tool declares one and the call gives it), read
+/// by `read`; a value `read` does not take is an error naming what was `expected`.
+fn declared<'a, T>(
+    args: &'a Value,
+    name: Option<&str>,
+    expected: &str,
+    read: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>, String> {
+    let Some(name) = name else {
+        return Ok(None);
+    };
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => read(v)
+            .map(Some)
+            .ok_or_else(|| format!("script setup argument `{name}` is not {expected}")),
     }
 }
 
@@ -234,6 +249,88 @@ mod tests {
         );
         let unbound = ScannerGate::with_default_policy().expect("default policy");
         assert_eq!(unbound.cwd_of(Some("src".into())).as_deref(), Some("src"));
+    }
+
+    fn shell(setup: crate::decl::ScriptSetup) -> ToolDecl {
+        let mut decl = crate::registry::ToolDef::builder("shell")
+            .description("Runs a script")
+            .input_schema(serde_json::json!({"type": "object", "properties": {
+                "command": {"type": "string"}, "workdir": {"type": "string"},
+                "cwd": {"type": "string"}, "secs": {}, "vars": {}
+            }}))
+            .script_args(["command"], tool_safety::ScriptLang::Bash)
+            .path_args(["workdir", "cwd"])
+            .handler(|_ctx, _args| async { "ran" })
+            .build()
+            .expect("tool")
+            .decl()
+            .clone();
+        decl.script_setup = setup;
+        decl
+    }
+
+    #[test]
+    fn only_the_declared_setup_arguments_are_read() {
+        let g = ScannerGate::with_default_policy()
+            .expect("default policy")
+            .with_workspace("/w");
+        let args = serde_json::json!({
+            "command": "ls", "cwd": "elsewhere", "workdir": "src", "secs": 9,
+            "vars": {"HOME": "x"}, "timeout_secs": 5, "env": {"PATH": "y"}
+        });
+        // Nothing declared: `cwd`, `timeout_secs` and `env` are plain arguments.
+        let plain = g
+            .requests(&shell(Default::default()), &args)
+            .expect("requests");
+        assert_eq!(plain[0].cwd.as_deref(), Some("/w"));
+        assert_eq!(plain[0].timeout_seconds, None);
+        assert!(plain[0].env_names.is_empty());
+        let declared = crate::decl::ScriptSetup {
+            cwd: Some("workdir".into()),
+            timeout: Some("secs".into()),
+            env: Some("vars".into()),
+        };
+        let r = g.requests(&shell(declared), &args).expect("requests");
+        assert_eq!(r[0].cwd.as_deref(), Some("/w/src"));
+        assert_eq!(r[0].timeout_seconds, Some(9));
+        assert_eq!(r[0].env_names, vec!["HOME".to_owned()]);
+    }
+
+    #[test]
+    fn a_setup_argument_of_the_wrong_type_denies() {
+        let g = ScannerGate::with_default_policy().expect("default policy");
+        let decl = shell(crate::decl::ScriptSetup {
+            timeout: Some("secs".into()),
+            env: Some("vars".into()),
+            ..Default::default()
+        });
+        for (args, why) in [
+            (
+                serde_json::json!({"command": "ls", "secs": "9"}),
+                "`secs` is not a whole number",
+            ),
+            (
+                serde_json::json!({"command": "ls", "secs": -1}),
+                "`secs` is not a whole number",
+            ),
+            (
+                serde_json::json!({"command": "ls", "vars": ["A"]}),
+                "`vars` is not an object",
+            ),
+        ] {
+            let (verdict, _) = g.check_audited(&decl, &args);
+            match verdict {
+                GateVerdict::Deny { rule_ids, message } => {
+                    assert_eq!(rule_ids, ["SCAN-INPUT"]);
+                    assert!(message.contains(why), "{message}");
+                }
+                other => panic!("{args}: {other:?}"),
+            }
+        }
+        // Null is absent.
+        let (verdict, _) =
+            g.check_audited(&decl, &serde_json::json!({"command": "ls", "secs": null}));
+        assert_eq!(verdict, GateVerdict::Allow);
     }
 
     #[test]

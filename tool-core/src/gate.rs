@@ -1,6 +1,9 @@
-//! The hook through which the static script scan (step 7) takes part in every call, and the
-//! audit record a gate returns. The kernel defines both; the scanner (`tool-safety`, feature
-//! `safety`) plugs in from outside and is never imported here.
+//! The script gate's types, shared by the executor's `script_gate` and `outcome` steps, the
+//! scanner glue (`tool_core::safety`, feature `safety`) and the audit log: the hook through which the static script
+//! scan takes part in every call ([`ScriptGate`]), its verdict, the audit record a gate returns,
+//! and the one rule for whether a call's script was blocked ([`script_blocked`]). The kernel
+//! defines them; the scanner (`tool-safety`, feature `safety`) plugs in from outside and is never
+//! imported here.
 
 use std::fmt;
 use std::path::Path;
@@ -10,13 +13,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::decl::ToolDecl;
+use crate::reason::ReasonCode;
 
 /// Judges a call's final arguments before approval: scripts, and whatever else a policy inspects
 /// (cwd, environment variable names, timeouts).
 ///
 /// The executor asks the gate about every call when one is configured. With the `safety`
 /// feature the scanner is the default gate; without it, a registry with tools that declare
-/// script arguments and no gate fails [`Executor::new`](super::Executor::new): unscanned scripts
+/// script arguments and no gate fails [`Executor::new`](crate::executor::Executor::new): unscanned scripts
 /// never run.
 pub trait ScriptGate: Send + Sync {
     /// Judge one call. Errors inside the scanner must come back as [`GateVerdict::Deny`].
@@ -79,7 +83,7 @@ pub struct GateAudit {
     /// The tool whose call was scanned.
     pub tool_name: String,
     /// The scan's strictest decision.
-    pub decision: GateDecision,
+    pub decision: ScanDecision,
     /// The highest risk level of the findings.
     pub risk_level: GateRiskLevel,
     /// Distinct rule ids of the findings, in first-seen order.
@@ -123,14 +127,15 @@ pub struct GateEffect {
     /// 1-based column in the script.
     pub column: u32,
     /// How the scan judged it.
-    pub verdict: GateDecision,
+    pub verdict: ScanDecision,
 }
 
-/// A scan's decision as the audit log records it. Ordered from the most permissive to the
-/// strictest.
+/// The scan layer's decision, as the kernel names it (the scanner's own `SafetyDecision`, one to
+/// one, without depending on the scanner): what the audit log records. Ordered from the most
+/// permissive to the strictest. The gate's answer to the executor is a [`GateVerdict`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum GateDecision {
+pub enum ScanDecision {
     /// Nothing found that needs a human.
     Allow,
     /// A human must look first.
@@ -139,18 +144,18 @@ pub enum GateDecision {
     Deny,
 }
 
-impl GateDecision {
+impl ScanDecision {
     /// The stable snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
-            GateDecision::Allow => "allow",
-            GateDecision::NeedsHumanReview => "needs_human_review",
-            GateDecision::Deny => "deny",
+            ScanDecision::Allow => "allow",
+            ScanDecision::NeedsHumanReview => "needs_human_review",
+            ScanDecision::Deny => "deny",
         }
     }
 }
 
-impl fmt::Display for GateDecision {
+impl fmt::Display for ScanDecision {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -192,6 +197,18 @@ impl GateRiskLevel {
 impl fmt::Display for GateRiskLevel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Whether a call whose script the gate judged was kept from running, from how the call ended:
+/// refused by the gate (`safety_denied`, `review_required`), or refused by the human the gate's
+/// `decision` asked (`approval_denied` after a review). The one rule: the outcome step applies
+/// it to every audited call, and `safety::audit_fields` to a scan outside the executor.
+pub fn script_blocked(code: Option<ReasonCode>, decision: ScanDecision) -> bool {
+    match code {
+        Some(ReasonCode::SafetyDenied | ReasonCode::ReviewRequired) => true,
+        Some(ReasonCode::ApprovalDenied) => decision != ScanDecision::Allow,
+        _ => false,
     }
 }
 

@@ -1,0 +1,11 @@
+//! What the workspace's tests share: a workspace with a canary next to it ([`site`]), a raw
+//! HTTP/1.1 client for wire-level checks ([`http`]), the loud skip of a kernel test
+//! ([`kernel`]), and a parser for `strace` output ([`strace`], over [`paths`]).
+//!
+//! A dev-dependency only; nothing here is part of a published crate.
+
+pub mod http;
+pub mod kernel;
+pub mod paths;
+pub mod site;
+pub mod strace;
