@@ -81,14 +81,14 @@ impl ApprovalRequest {
 
     /// [`args`](Self::args) as a person is shown them (the CLI prompt, the MCP question):
     /// indented JSON, one key per line, with secrets masked line by line by the audit log's
-    /// redactor ([`redact_text`](crate::audit::redact_text)), so a token inside a script argument
+    /// redactor ([`redact_text`](crate::audit::redact_text) masks the same way), so a token inside a script argument
     /// or under a secret-named key is not put on a screen. `args` itself stays exact: the
     /// approver decides on the call as it runs.
     pub fn args_shown(&self) -> String {
         serde_json::to_string_pretty(&self.args)
             .unwrap_or_default()
             .lines()
-            .map(crate::audit::redact_text)
+            .map(|line| tool_rules::redact::redact(line).0)
             .collect::<Vec<_>>()
             .join("\n")
     }

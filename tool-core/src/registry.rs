@@ -581,14 +581,14 @@ impl RegisteredTool {
 
     /// The argument validator: the built-in checker, compiled at registry build, or the
     /// general engine, compiled on first use (see [`Validator`](crate::schema::Validator)).
-    pub fn validator(&self) -> &crate::schema::Validator {
+    pub fn validator(&self) -> &crate::schema::validate::Validator {
         validators::get(&self.validator, &self.def.decl.input_schema)
     }
 
     /// The output validator, made as [`validator`](Self::validator) is; `None` without an
     /// output schema. The executor checks every successful output against it before the
     /// output leaves.
-    pub fn output_validator(&self) -> Option<&crate::schema::Validator> {
+    pub fn output_validator(&self) -> Option<&crate::schema::validate::Validator> {
         let slot = self.output_validator.as_deref()?;
         let schema = self.def.decl.output_schema.as_ref()?;
         Some(validators::get(slot, schema))

@@ -15,9 +15,11 @@ use rmcp::model::ErrorCode;
 use rmcp::ErrorData;
 use serde_json::json;
 
-use super::outcome::REASON_CODE_KEY;
 use crate::reason::ReasonCode;
 use crate::store::{MemoryStore, Store, StoreError};
+
+/// The `error.data` key of the reason code (the server's `REASON_CODE_KEY`).
+const REASON_CODE_KEY: &str = "reason_code";
 
 /// The longest replica name accepted.
 pub const MAX_REPLICA_NAME: usize = 64;
@@ -115,6 +117,11 @@ mod tests {
         let (a, b) = (default_replica_name(), default_replica_name());
         assert_ne!(a, b);
         assert!(check_replica_name(&a).is_ok());
+    }
+
+    #[test]
+    fn the_reason_code_key_is_the_servers() {
+        assert_eq!(REASON_CODE_KEY, crate::mcp::REASON_CODE_KEY);
     }
 
     #[test]

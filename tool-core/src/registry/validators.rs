@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::schema::check::Checker;
-use crate::schema::Validator;
+use crate::schema::validate::Validator;
 
 /// A validator made now or on first use.
 pub(super) type Slot = OnceLock<Validator>;
