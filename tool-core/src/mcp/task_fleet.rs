@@ -104,9 +104,21 @@ fn running_set(client: &Client) -> Option<String> {
     }
 }
 
-/// Task `id` of a dead replica, as `failed`, with the times of its last record.
+/// Task `id` ended now as `status` with `payload`, keeping the times of its last record.
+fn ended_now(
+    id: &str,
+    last: &DetailedTask,
+    status: TaskStatus,
+    payload: TaskPayload,
+) -> DetailedTask {
+    let mut task = Task::new(id, status, last.task.created_at.clone(), now_iso8601());
+    task.ttl_ms = last.task.ttl_ms;
+    task.poll_interval_ms = last.task.poll_interval_ms;
+    DetailedTask::new(task, payload)
+}
+
+/// Task `id` of a dead replica, as `failed`.
 fn lapsed(id: &str, last: &DetailedTask, replica: &str) -> DetailedTask {
-    let task = &last.task;
     let error: JsonObject = json!({
         "code": -32603,
         "message": format!(
@@ -119,29 +131,12 @@ fn lapsed(id: &str, last: &DetailedTask, replica: &str) -> DetailedTask {
     .as_object()
     .cloned()
     .unwrap_or_default();
-    let mut ended = Task::new(
-        id,
-        TaskStatus::Failed,
-        task.created_at.clone(),
-        now_iso8601(),
-    );
-    ended.ttl_ms = task.ttl_ms;
-    ended.poll_interval_ms = task.poll_interval_ms;
-    DetailedTask::new(ended, TaskPayload::Failed { error })
+    ended_now(id, last, TaskStatus::Failed, TaskPayload::Failed { error })
 }
 
-/// A task ended elsewhere, as `cancelled`, with the times of its last record.
+/// A task ended elsewhere, as `cancelled`.
 fn cancelled(id: &str, last: &DetailedTask) -> DetailedTask {
-    let task = &last.task;
-    let mut ended = Task::new(
-        id,
-        TaskStatus::Cancelled,
-        task.created_at.clone(),
-        now_iso8601(),
-    );
-    ended.ttl_ms = task.ttl_ms;
-    ended.poll_interval_ms = task.poll_interval_ms;
-    DetailedTask::new(ended, TaskPayload::Cancelled)
+    ended_now(id, last, TaskStatus::Cancelled, TaskPayload::Cancelled)
 }
 
 impl<B: McpBackend> McpServer<B> {
