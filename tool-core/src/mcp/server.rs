@@ -151,9 +151,9 @@ impl<B: McpBackend> McpServer<B> {
             replica: name.into(),
             ..(*self.fleet).clone()
         };
+        // States and tasks do not hold the name: nothing to start afresh.
         self.fleet = Arc::new(fleet);
-        let quotas = *self.task_store.quotas();
-        self.rebuilt(quotas)
+        self
     }
 
     /// This replica's name.
