@@ -368,7 +368,7 @@ async fn publish(
     Ok(terminal)
 }
 
-/// The loop of the replica running task `id`: publish at every change and every [`BEAT`],
+/// The loop of the replica running task `id`: publish at every change, and every [`BEAT`]
 /// renew the lease, take answers stored elsewhere, stop the call when the task was ended
 /// elsewhere; until the task ends or is forgotten here.
 fn spawn_publisher(tasks: Arc<TaskStore>, fleet: Arc<Fleet>, id: String, caller: Caller) {
@@ -376,18 +376,23 @@ fn spawn_publisher(tasks: Arc<TaskStore>, fleet: Arc<Fleet>, id: String, caller:
     tokio::spawn(async move {
         let store = &*fleet.store;
         let lease = key("lease", &id);
+        // The first record was published when the task joined the fleet: publish again only
+        // after a change, or after a publish that failed.
+        let mut dirty = false;
         loop {
             let Some(changed) = tasks.changes(&id) else {
                 let _ = publish(store, &tasks, &fleet, &id, &caller, started.elapsed()).await;
                 break;
             };
-            match publish(store, &tasks, &fleet, &id, &caller, started.elapsed()).await {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => tracing::warn!(task = %id, error = %e, "task not published"),
+            if dirty {
+                match publish(store, &tasks, &fleet, &id, &caller, started.elapsed()).await {
+                    Ok(true) => break,
+                    Ok(false) => dirty = false,
+                    Err(e) => tracing::warn!(task = %id, error = %e, "task not published"),
+                }
             }
             tokio::select! {
-                () = changed.notified() => {}
+                () = changed.notified() => dirty = true,
                 () = tokio::time::sleep(BEAT) => {}
             }
             match store
