@@ -123,3 +123,54 @@ fn each_class_is_flagged_and_benign_code_allowed() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The Python side of the `uname` decision (`classes_bash.rs`): one field of the kernel's
+/// record (`platform.system()`, `.machine()`, `.release()`...), how code picks a build or a code
+/// path, is listed as `reads kernel` and not reviewed, as bash's `uname -s`/`-m`/`-r` are; the
+/// whole record with the node name (`platform.uname()`, `os.uname()`, `platform.node()`) is
+/// reviewed, and so is any field joined with a read the issue names (CPU, memory, processes).
+#[test]
+fn platform_fields_are_listed_and_the_whole_record_reviewed() {
+    let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
+    let scan = |src: &str| {
+        scanner.scan(
+            &SafetyScanRequest::new("classes", ScriptLang::Python, src.to_string())
+                .with_workspace("/work/ws")
+                .with_cwd("/work/ws")
+                .with_open_world(false),
+        )
+    };
+    for src in [
+        "import platform\nif platform.system() == 'Linux':\n    print('ok')\n",
+        "import platform as pf\nprint(pf.machine(), pf.release())\n",
+        "from platform import architecture\nprint(architecture())\n",
+    ] {
+        let r = scan(src);
+        assert_eq!(
+            r.decision,
+            SafetyDecision::Allow,
+            "{src}: {:?}",
+            r.rule_ids()
+        );
+        assert!(
+            r.effects
+                .iter()
+                .any(|e| matches!(&e.kind, EffectKind::HostInfo { what } if what == "kernel")),
+            "{src}: the read is listed"
+        );
+    }
+    for src in [
+        "import platform\nprint(platform.uname())\n",
+        "import os\nprint(os.uname())\n",
+        "import platform\nprint(platform.node())\n",
+        "import platform, psutil\nprint(platform.system(), psutil.virtual_memory())\n",
+    ] {
+        let r = scan(src);
+        assert_eq!(
+            r.decision,
+            SafetyDecision::NeedsHumanReview,
+            "{src}: {:?}",
+            r.rule_ids()
+        );
+    }
+}

@@ -35,9 +35,19 @@ fn host_info(q: &str) -> Option<&'static str> {
         | "psutil.sensors_temperatures"
         | "psutil.sensors_battery"
         | "psutil.sensors_fans" => "system",
+        // The whole record, node name included: reviewed, as bash's `hostnamectl` is.
         "platform.uname" | "platform.node" | "os.uname" | "platform.freedesktop_os_release" => {
             "system"
         }
+        // One field each, how code picks a build or a code path: the kernel, listed and not
+        // reviewed, as bash's `uname -s`/`-m`/`-r` are (see `QUIET_HOST_INFO`).
+        "platform.system"
+        | "platform.machine"
+        | "platform.release"
+        | "platform.version"
+        | "platform.architecture"
+        | "platform.processor"
+        | "platform.platform" => "kernel",
         _ => return None,
     })
 }
