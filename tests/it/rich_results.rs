@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, ContentBlock, ResourceContents};
-use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use tool_core::content::{Audio, Content, EmbeddedResource, Image, ResourceBody, ResourceLink};
 use tool_core::mcp::ExecutorBackend;
@@ -320,14 +319,11 @@ pub(crate) async fn mcp_client<H: rmcp::ClientHandler>(
     exec: Arc<Executor>,
     handler: H,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = tool_core::mcp::McpServer::new(ExecutorBackend::new(exec));
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    handler.serve(client_io).await.expect("the client connects")
+    crate::mcp_session::connect(
+        tool_core::mcp::McpServer::new(ExecutorBackend::new(exec)),
+        handler,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
