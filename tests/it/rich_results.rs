@@ -290,11 +290,7 @@ fn the_cli_writes_blocks_in_mcp_shape() {
     let input = "{\"tool\": \"rich_mixed\", \"args\": {}}\n{\"tool\": \"rich_blob_resource\", \"args\": {}}\n";
     let mut out = Vec::new();
     run_call(registry(), input.as_bytes(), &mut out, &args).expect("call runs");
-    let lines: Vec<Value> = String::from_utf8(out)
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect();
+    let lines: Vec<Value> = crate::exec_support::json_lines(out);
     assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
     assert_eq!(lines[0]["output"], Value::Null);
     let blocks = lines[0]["content"].as_array().expect("content blocks");
