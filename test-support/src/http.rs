@@ -67,6 +67,21 @@ pub async fn post(
     exchange(addr, head.as_bytes(), body.as_bytes()).await
 }
 
+/// The per-request `_meta` of a 2026-07-28 client named `name`; `elicitation` says whether it
+/// declares it can answer forms.
+pub fn client_meta(name: &str, elicitation: bool) -> Value {
+    let caps = if elicitation {
+        serde_json::json!({"elicitation": {"form": {}}})
+    } else {
+        serde_json::json!({})
+    };
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
+        "io.modelcontextprotocol/clientCapabilities": caps,
+        "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"}
+    })
+}
+
 /// A 2026-07-28 MCP request: `POST /mcp` with the JSON and event-stream `Accept`, the protocol
 /// version and `Mcp-Method` headers, then `headers` (`Mcp-Name`, `Authorization`, …).
 pub async fn mcp_post(

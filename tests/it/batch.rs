@@ -669,11 +669,7 @@ fn the_cli_answers_a_batch_line_with_one_array_line() {
         &args,
     )
     .expect("call runs");
-    let lines: Vec<Value> = String::from_utf8(out)
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
-        .collect();
+    let lines: Vec<Value> = exec_support::json_lines(out);
     assert_eq!(lines.len(), 4, "one answer line per input line");
     let turn = lines[0]
         .as_array()

@@ -23,11 +23,7 @@ fn run(input: &str, args: &CallArgs) -> Vec<Value> {
         args,
     )
     .expect("call runs");
-    String::from_utf8(out)
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each output line is JSON"))
-        .collect()
+    exec_support::json_lines(out)
 }
 
 #[test]

@@ -159,11 +159,7 @@ fn call_prints_the_code_in_its_result_line() {
         &args,
     )
     .expect("call runs");
-    let lines: Vec<Value> = String::from_utf8(out)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a result line"))
-        .collect();
+    let lines: Vec<Value> = crate::exec_support::json_lines(out);
     assert_eq!(lines[0]["status"], "failed");
     assert_eq!(lines[0]["code"], "tool_error");
     assert_eq!(lines[0]["error_code"], "not_found", "{}", lines[0]);

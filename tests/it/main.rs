@@ -1,6 +1,6 @@
 //! The integration tests, one module per feature, in one binary: each test binary links the whole
-//! kit, so one binary is linked once. `ui.rs` (trybuild) stays a binary of its own; it compiles
-//! its cases with cargo and links none of the kit.
+//! kit, so one binary is linked once. The compile-fail cases are the `ui-tests` crate, whose
+//! small dependency tree is what trybuild builds them against.
 
 mod exec_support;
 
@@ -31,6 +31,7 @@ mod mcp_prompt_input;
 mod mcp_proxy;
 mod mcp_quota;
 mod mcp_resources;
+mod mcp_session;
 mod mcp_tasks;
 mod mcp_wire;
 mod path_guard;

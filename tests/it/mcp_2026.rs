@@ -86,16 +86,7 @@ async fn start() -> Server {
 
 /// The per-request `_meta` of a 2026-07-28 client; `elicitation` says whether it can answer forms.
 fn meta(elicitation: bool) -> Value {
-    let caps = if elicitation {
-        json!({"elicitation": {"form": {}}})
-    } else {
-        json!({})
-    };
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": caps,
-        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}
-    })
+    test_support::http::client_meta("raw-test", elicitation)
 }
 
 struct Reply {

@@ -9,13 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData,
-    Implementation, ListRootsResult, ProtocolVersion,
-};
-use rmcp::service::RequestContext;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use serde_json::{json, Value};
 use tool_core::approval::BoxFuture;
 use tool_core::input::{
@@ -25,6 +19,7 @@ use tool_core::mcp::{ExecutorBackend, McpServer, MAX_INPUT_ROUNDS};
 use tool_core::{tool, CallStatus, Executor, ExecutorConfig, ReasonCode, ToolContext};
 
 use crate::exec_support::call;
+use crate::mcp_session::{connect, Answering};
 use crate::mcp_wire::{post, serve, Reply, Server};
 
 /// How often `guarded_greet` ran past its question.
@@ -373,62 +368,19 @@ async fn approval_comes_first_then_the_tools_question_then_one_run() {
     assert_eq!(GUARDED_RUNS.load(Ordering::SeqCst), before + 1);
 }
 
-/// A 2025-11-25 client that answers every question, and declares what `caps` says.
-struct Answering {
-    caps: Value,
-}
-
-impl rmcp::ClientHandler for Answering {
-    fn get_info(&self) -> ClientConfig {
-        let caps: ClientCapabilities = serde_json::from_value(self.caps.clone()).expect("caps");
-        ClientConfig::new(caps, Implementation::new("answering", "1"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Carol"})))
-    }
-
-    async fn create_message(
-        &self,
-        _params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        serde_json::from_value(json!({
-            "role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"
-        }))
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-
-    async fn list_roots(
-        &self,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, ErrorData> {
-        serde_json::from_value(json!({"roots": [{"uri": "file:///r"}]}))
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_session_client_is_asked_through_its_own_requests() {
     let (_dir, exec) = executor(|c| c);
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
     let server = McpServer::new(ExecutorBackend::new(Arc::new(exec)));
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = Answering {
-        caps: json!({"elicitation": {}, "sampling": {}}),
-    }
-    .serve(client_io)
-    .await
-    .expect("connects");
+    let client = connect(
+        server,
+        Answering {
+            name: "answering",
+            caps: json!({"elicitation": {}, "sampling": {}}),
+            form: json!({"name": "Carol"}),
+        },
+    )
+    .await;
     let negotiated = client.peer_info().map(|i| i.protocol_version.clone());
     assert_eq!(negotiated, Some(ProtocolVersion::V_2025_11_25));
     let peer = client.peer().clone();

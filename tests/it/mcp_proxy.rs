@@ -12,13 +12,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ErrorData, Implementation,
-    ProtocolVersion,
-};
-use rmcp::service::{PeerRequestOptions, RequestContext};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ProtocolVersion};
+use rmcp::service::PeerRequestOptions;
+use rmcp::RoleClient;
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -27,6 +23,8 @@ use tool_core::approval::FixedApprover;
 use tool_core::mcp::proxy::{self, ChildRevision, ImportedServer, ProxyConfig, ProxyError};
 use tool_core::mcp::{ExecutorBackend, McpBackend, McpCallContext, McpCallOutcome, McpServer};
 use tool_core::{Executor, ExecutorConfig, ReasonCode, Registry, Risk};
+
+use crate::mcp_session::{connect, Answering};
 
 fn args(v: Value) -> Map<String, Value> {
     match v {
@@ -50,17 +48,8 @@ fn received(log: &std::path::Path) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let workspace = dir.path().join("ws");
-    std::fs::create_dir(&workspace).expect("workspace");
-    let log = dir.path().join("received.jsonl");
-    let imported = proxy::import(
-        env!("CARGO_BIN_EXE_mcp_recording_server"),
-        &[log.display().to_string()],
-        &ProxyConfig::default(),
-    )
-    .await
-    .expect("the child server starts and lists its tools");
+    let (dir, workspace, log, imported) =
+        import_child(Child::BothRevisions, &ProxyConfig::default()).await;
     assert!(imported.skipped.is_empty(), "{:?}", imported.skipped);
     let def = imported
         .tools
@@ -71,15 +60,7 @@ async fn proxy_refuses_bad_calls_before_the_child_sees_them() {
     assert_eq!(def.decl().risk, Risk::Mutation);
     assert!(def.guarded_path_args().contains(&"path".to_owned()));
 
-    let mut b = Registry::builder();
-    for t in imported.tools.iter().cloned() {
-        b = b.tool(t);
-    }
-    let executor = Executor::new(
-        Arc::new(b.build().expect("registry")),
-        ExecutorConfig::new(&workspace),
-    )
-    .expect("executor");
+    let executor = executor(&imported, ExecutorConfig::new(&workspace));
     let backend = ExecutorBackend::new(Arc::new(executor));
     let listed = backend.list_tools();
     let write_file = listed
@@ -252,24 +233,38 @@ impl Proxy {
     /// A 2025-11-25 client connected to the proxy over an in-memory stream.
     async fn session_client(
         &self,
-        handler: Client,
-    ) -> rmcp::service::RunningService<RoleClient, Client> {
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        let server = McpServer::new(self.backend.clone());
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        handler.serve(client_io).await.expect("the client connects")
+        handler: Answering,
+    ) -> rmcp::service::RunningService<RoleClient, Answering> {
+        connect(McpServer::new(self.backend.clone()), handler).await
     }
 }
 
-async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
+/// A temporary directory with the workspace `ws` and the child's log `received.jsonl`, and the
+/// tools of a recording child started under `config`.
+async fn import_child(
+    child: Child,
+    config: &ProxyConfig,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    ImportedServer,
+) {
     let dir = tempfile::tempdir().expect("tempdir");
     let workspace = dir.path().join("ws");
     std::fs::create_dir(&workspace).expect("workspace");
     let log = dir.path().join("received.jsonl");
+    let imported = proxy::import(
+        env!("CARGO_BIN_EXE_mcp_recording_server"),
+        &child.args(&log),
+        config,
+    )
+    .await
+    .expect("the child server starts and lists its tools");
+    (dir, workspace, log, imported)
+}
+
+async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
     let config = ProxyConfig {
         risks: [
             ("wait".to_owned(), Risk::Safe),
@@ -282,13 +277,7 @@ async fn start_proxy(child: Child, revision: ChildRevision) -> Proxy {
         discover_timeout: Some(Duration::from_millis(500)),
         ..ProxyConfig::default()
     };
-    let imported = proxy::import(
-        env!("CARGO_BIN_EXE_mcp_recording_server"),
-        &child.args(&log),
-        &config,
-    )
-    .await
-    .expect("the child server starts and lists its tools");
+    let (dir, workspace, log, imported) = import_child(child, &config).await;
     let executor = executor(&imported, ExecutorConfig::new(&workspace));
     let backend = ExecutorBackend::new(Arc::new(executor));
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("listener");
@@ -321,43 +310,22 @@ fn executor(imported: &ImportedServer, config: ExecutorConfig) -> Executor {
 
 /// A 2025-11-25 client; with `approve`, it declares form elicitation and approves what it is
 /// asked; without, it declares nothing.
-struct Client {
-    approve: bool,
-}
-
-impl rmcp::ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let caps = if self.approve {
-            json!({"elicitation": {"form": {}}})
-        } else {
-            json!({})
-        };
-        let caps: ClientCapabilities = serde_json::from_value(caps).expect("caps");
-        ClientConfig::new(caps, Implementation::new("proxy-test", "1"))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn create_elicitation(
-        &self,
-        _request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"approve": true})))
+fn session_handler(approve: bool) -> Answering {
+    let caps = if approve {
+        json!({"elicitation": {"form": {}}})
+    } else {
+        json!({})
+    };
+    Answering {
+        name: "proxy-test",
+        caps,
+        form: json!({"approve": true}),
     }
 }
 
 /// The per-request `_meta` of a 2026-07-28 client; `elicitation` says whether it can answer forms.
 fn meta(elicitation: bool) -> Value {
-    let caps = if elicitation {
-        json!({"elicitation": {"form": {}}})
-    } else {
-        json!({})
-    };
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": caps,
-        "io.modelcontextprotocol/clientInfo": {"name": "proxy-test", "version": "1"}
-    })
+    test_support::http::client_meta("proxy-test", elicitation)
 }
 
 /// The head of a 2026-07-28 `tools/call` POST with `body`.
@@ -497,7 +465,7 @@ async fn clients_of_either_revision_approve_through_the_proxy_not_the_child() {
         );
 
         // 2025-11-25: approval through an elicitation request to the client.
-        let client = p.session_client(Client { approve: true }).await;
+        let client = p.session_client(session_handler(true)).await;
         assert_eq!(
             client.peer_info().map(|i| i.protocol_version.clone()),
             Some(ProtocolVersion::V_2025_11_25)
@@ -514,7 +482,7 @@ async fn clients_of_either_revision_approve_through_the_proxy_not_the_child() {
         let _ = client.cancel().await;
 
         // 2025-11-25 without elicitation: denied, the code as data.
-        let client = p.session_client(Client { approve: false }).await;
+        let client = p.session_client(session_handler(false)).await;
         let r = client.peer().call_tool(params).await.expect("answered");
         assert_eq!(r.is_error, Some(true), "{child:?} {r:?}");
         assert_eq!(
@@ -609,7 +577,7 @@ async fn a_cancelled_proxied_call_is_cancelled_at_the_child() {
         );
 
         // A 2025-11-25 client's `notifications/cancelled`.
-        let client = p.session_client(Client { approve: false }).await;
+        let client = p.session_client(session_handler(false)).await;
         let params =
             CallToolRequestParams::new("wait").with_arguments(args(json!({"tag": "session"})));
         let handle = client

@@ -16,7 +16,7 @@ use rmcp::model::{
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RunningService, ServiceError};
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Map, Value};
 use test_support::site::{Site, CANARY};
 use tokio::net::TcpListener;
@@ -179,14 +179,8 @@ async fn session(
     RunningService<RoleClient, Updates>,
     mpsc::UnboundedReceiver<String>,
 ) {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
     let (tx, rx) = mpsc::unbounded_channel();
-    let client = Updates(tx).serve(client_io).await.expect("connects");
+    let client = crate::mcp_session::connect(server, Updates(tx)).await;
     (client, rx)
 }
 
@@ -471,11 +465,7 @@ async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
 }
 
 fn meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}
-    })
+    test_support::http::client_meta("raw-test", false)
 }
 
 /// POST one 2026-07-28 request with these extra headers; the HTTP status and the JSON-RPC reply.

@@ -10,9 +10,9 @@ use tool_core::guard::path::{PathGuard, PathGuardError};
 use tool_core::ReasonCode;
 
 /// `base/ws` is the workspace (with `sub/file.txt`), `base/outside` holds the canary.
-type Fixture = Guarded<PathGuard>;
+pub(crate) type Fixture = Guarded<PathGuard>;
 
-fn fixture() -> Fixture {
+pub(crate) fn fixture() -> Fixture {
     Site::new()
         .with_file("sub/file.txt", "inside")
         .guarded(|ws| PathGuard::new(ws).expect("guard"))

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, ContentBlock, ResourceContents};
-use rmcp::ServiceExt;
 use serde_json::{json, Value};
 use tool_core::content::{Audio, Content, EmbeddedResource, Image, ResourceBody, ResourceLink};
 use tool_core::mcp::ExecutorBackend;
@@ -291,11 +290,7 @@ fn the_cli_writes_blocks_in_mcp_shape() {
     let input = "{\"tool\": \"rich_mixed\", \"args\": {}}\n{\"tool\": \"rich_blob_resource\", \"args\": {}}\n";
     let mut out = Vec::new();
     run_call(registry(), input.as_bytes(), &mut out, &args).expect("call runs");
-    let lines: Vec<Value> = String::from_utf8(out)
-        .expect("utf8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("JSON line"))
-        .collect();
+    let lines: Vec<Value> = crate::exec_support::json_lines(out);
     assert_eq!(lines[0]["status"], "ok", "{}", lines[0]);
     assert_eq!(lines[0]["output"], Value::Null);
     let blocks = lines[0]["content"].as_array().expect("content blocks");
@@ -320,14 +315,11 @@ pub(crate) async fn mcp_client<H: rmcp::ClientHandler>(
     exec: Arc<Executor>,
     handler: H,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, H> {
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    let server = tool_core::mcp::McpServer::new(ExecutorBackend::new(exec));
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    handler.serve(client_io).await.expect("the client connects")
+    crate::mcp_session::connect(
+        tool_core::mcp::McpServer::new(ExecutorBackend::new(exec)),
+        handler,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

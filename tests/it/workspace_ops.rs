@@ -7,19 +7,11 @@ use std::os::unix::fs::symlink;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use test_support::site::{Guarded, Site, CANARY};
-use tool_core::guard::path::PathGuard;
+use test_support::site::CANARY;
 use tool_core::guard::workspace::{FileKind, ReadOptions, WorkspaceFsError};
 use tool_core::ReasonCode;
 
-/// `base/ws` is the workspace (with `sub/file.txt`), `base/outside` holds the canary.
-type Fixture = Guarded<PathGuard>;
-
-fn fixture() -> Fixture {
-    Site::new()
-        .with_file("sub/file.txt", "inside")
-        .guarded(|ws| PathGuard::new(ws).expect("guard"))
-}
+use crate::path_guard::fixture;
 
 fn mkfifo(path: &std::path::Path) {
     let status = Command::new("mkfifo")
