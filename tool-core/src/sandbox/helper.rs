@@ -48,7 +48,7 @@ pub(crate) const MAIN_FIX: &str = "mark `main` with `#[tool_core::main]` (instea
 /// failing at the first call. A helper started that way refuses with a
 /// status line rather than crash.
 ///
-/// [`crate::cli::Cli::run`] does this itself.
+/// `tool_core::cli::Cli::run` (feature `cli`) does this itself.
 ///
 /// [`ExecutorError::SandboxUnavailable`]: crate::executor::ExecutorError::SandboxUnavailable
 pub fn dispatch_helper() -> Option<i32> {
