@@ -1,7 +1,8 @@
 //! Confinement with any `main`: `#[tool_core::main] async fn main` (the program is its own
 //! helper, its runtime starts after the dispatch), a plain `#[tokio::main]` with a separate
-//! helper binary, and a `#[tokio::main]` that calls `dispatch_helper()` too late, which refuses
-//! at start-up with the fix instead of failing at the first call.
+//! helper binary (named, or beside the executable), and a `#[tokio::main]` that calls
+//! `dispatch_helper()` too late with no helper beside it, which refuses at start-up with the fix
+//! instead of failing at the first call.
 
 use std::process::Command;
 
@@ -63,11 +64,33 @@ fn a_tokio_main_with_a_separate_helper_runs_scripts_confined() {
     );
 }
 
+/// A copy of the `tokio_main` program in a directory of its own, with `tool-sandbox-exec` beside
+/// it when `with_helper`.
+fn tokio_main_alone(with_helper: bool) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_tokio_main"),
+        dir.path().join("tokio_main"),
+    )
+    .expect("copy the program");
+    if with_helper {
+        std::fs::copy(
+            env!("CARGO_BIN_EXE_sandbox_helper"),
+            dir.path().join("tool-sandbox-exec"),
+        )
+        .expect("copy the helper");
+    }
+    dir
+}
+
 #[test]
 fn a_tokio_main_that_dispatches_too_late_refuses_at_start_up_with_the_fix() {
     let ws = tempfile::tempdir().expect("ws");
     let ws = ws.path().to_str().expect("utf-8");
-    let r = run(env!("CARGO_BIN_EXE_tokio_main"), &["late", ws]);
+    // Alone: no `tool-sandbox-exec` beside it to fall back on.
+    let alone = tokio_main_alone(false);
+    let bin = alone.path().join("tokio_main");
+    let r = run(bin.to_str().expect("utf-8"), &["late", ws]);
     assert_eq!(r["start"], "refused", "{r}");
     let m = r["message"].as_str().unwrap_or("");
     assert!(
@@ -75,5 +98,28 @@ fn a_tokio_main_that_dispatches_too_late_refuses_at_start_up_with_the_fix() {
             && m.contains("dispatch_helper()` ran after this program had started")
             && m.contains("#[tool_core::main]"),
         "{m}"
+    );
+}
+
+#[test]
+fn a_tokio_main_that_dispatches_too_late_uses_the_helper_beside_it() {
+    // A `Cli` under `#[tokio::main]` dispatches late and cannot name a helper: the one beside the
+    // executable confines its scripts.
+    if !kernel_ready("a_tokio_main_that_dispatches_too_late_uses_the_helper_beside_it") {
+        return;
+    }
+    let ws = tempfile::tempdir().expect("ws");
+    let ws = ws.path().to_str().expect("utf-8");
+    let dir = tokio_main_alone(true);
+    let bin = dir.path().join("tokio_main");
+    let r = run(bin.to_str().expect("utf-8"), &["late", ws]);
+    assert_eq!(r["start"], "ok", "{r}");
+    assert_eq!(r["status"], "ok", "{r}");
+    assert!(
+        r["enforced"]
+            .as_str()
+            .unwrap_or("")
+            .contains("process: landlock-v"),
+        "{r}"
     );
 }

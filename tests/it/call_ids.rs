@@ -1,6 +1,7 @@
 //! Ids survive errors: whenever a call's envelope names its id, the reply to it carries that id,
 //! success or refusal, in every provider's shape, alone and in a batch (each reply its own id, in
-//! order). An id a model may not choose is never used: the call goes on under a fresh one.
+//! order). An id a model may not choose is never used: the call goes on under a fresh one. A
+//! Gemini call without an id is answered without one (Gemini then matches by name and order).
 
 use serde_json::{json, Value};
 use tool_core::reply::Provider;
@@ -187,8 +188,13 @@ fn an_id_a_model_may_not_choose_is_replaced_by_a_fresh_one() {
             let line = format!("{}\n", shape.call(bad, "rp_add", r#"{"a": 1, "b": 2}"#));
             let out = replies(shape.provider(), false, &line);
             let ids = shape.ids(&out[0]);
-            let id = ids[0].as_str().expect("a fresh id");
-            assert!(id.starts_with("call-"), "{shape:?} {bad:?}: {}", out[0]);
+            if matches!(shape, Shape::Gemini) {
+                // The fresh id would match no call: Gemini matches this one by name and order.
+                assert_eq!(ids, [Value::Null], "{bad:?}: {}", out[0]);
+            } else {
+                let id = ids[0].as_str().expect("a fresh id");
+                assert!(id.starts_with("call-"), "{shape:?} {bad:?}: {}", out[0]);
+            }
             let reply = out[0].to_string();
             assert!(!reply.contains(bad), "{shape:?} {bad:?}: {reply}");
             assert!(!reply.contains("refused"), "{shape:?} {bad:?}: {reply}");
@@ -228,4 +234,82 @@ fn gemini_turns_are_accepted_whole() {
         out[0]["parts"][0]["functionResponse"]["response"]["output"],
         6
     );
+}
+
+/// The `functionResponse` parts of a Gemini reply, in order.
+fn function_responses(reply: &Value) -> Vec<Value> {
+    blocks(&reply["parts"], |p| p["functionResponse"].clone())
+}
+
+#[test]
+fn a_gemini_call_without_an_id_is_answered_without_one() {
+    let call = |name: &str, args: &str| {
+        format!(r#"{{"functionCall": {{"name": "{name}", "args": {args}}}}}"#)
+    };
+    for (what, line) in [
+        ("ok", call("rp_add", r#"{"a": 1, "b": 2}"#)),
+        (
+            "refused at validate",
+            call("rp_add", r#"{"a": "one", "b": 2}"#),
+        ),
+        (
+            "duplicate key",
+            call("rp_add", r#"{"a": 1, "a": 2, "b": 3}"#),
+        ),
+        ("unknown tool", call("nope", "{}")),
+    ] {
+        let out = replies(Provider::Gemini, false, &format!("{line}\n"));
+        let responses = function_responses(&out[0]);
+        assert_eq!(responses.len(), 1, "{what}: {}", out[0]);
+        let response = responses[0].as_object().expect("a functionResponse");
+        assert!(!response.contains_key("id"), "{what}: {}", out[0]);
+        assert!(response["name"].is_string(), "{what}: {}", out[0]);
+    }
+    let out = replies(
+        Provider::Gemini,
+        false,
+        &format!("{}\n", call("rp_add", r#"{"a": 1, "b": 2}"#)),
+    );
+    assert_eq!(
+        out[0],
+        json!({"role": "user", "parts": [{"functionResponse": {"name": "rp_add", "response": {"output": 3}}}]})
+    );
+}
+
+#[test]
+fn parallel_gemini_calls_carry_an_id_only_where_the_call_had_one() {
+    // Gemini's parallel calls: some with ids, some without, one refused; the replies keep the
+    // calls' order, so the ones without an id are matched by name and place.
+    let turn = json!({"role": "model", "parts": [
+        {"functionCall": {"name": "rp_add", "args": {"a": 1, "b": 1}}},
+        {"functionCall": {"id": "g2", "name": "rp_add", "args": {"a": 2, "b": 1}}},
+        {"functionCall": {"name": "rp_add", "args": {"a": "x", "b": 1}}},
+        {"functionCall": {"name": "rp_add", "args": {"a": 4, "b": 1}}},
+    ]});
+    let out = replies(Provider::Gemini, true, &format!("{turn}\n"));
+    assert_eq!(out.len(), 1, "{out:?}");
+    let responses = function_responses(&out[0]);
+    let ids: Vec<Option<&Value>> = responses.iter().map(|r| r.get("id")).collect();
+    assert_eq!(ids, [None, Some(&json!("g2")), None, None], "{}", out[0]);
+    assert_eq!(responses[0]["response"]["output"], 2);
+    assert_eq!(responses[1]["response"]["output"], 3);
+    assert_eq!(
+        responses[2]["response"]["error"]["code"],
+        "invalid_arguments"
+    );
+    assert_eq!(responses[3]["response"]["output"], 5);
+    // A turn where no call has an id: none of the replies has one.
+    let turn = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "rp_add", "args": {"a": 1, "b": 2}}},
+        {"functionCall": {"name": "nope"}},
+    ]}}]});
+    let out = replies(Provider::Gemini, true, &format!("{turn}\n"));
+    let responses = function_responses(&out[0]);
+    assert_eq!(responses.len(), 2, "{}", out[0]);
+    assert!(
+        responses.iter().all(|r| r.get("id").is_none()),
+        "{}",
+        out[0]
+    );
+    assert_eq!(responses[1]["response"]["error"]["code"], "unknown_tool");
 }

@@ -142,7 +142,7 @@ impl<'a> Gen<'a> {
 
 /// The strict OpenAI form of canonical arguments: every property the canonical schema lists and
 /// the call leaves out is sent as `null`, at every level (strict mode requires them all).
-fn with_strict_nulls(root: &Value, node: &Value, value: &mut Value) {
+pub(crate) fn with_strict_nulls(root: &Value, node: &Value, value: &mut Value) {
     let node = match node.get("$ref").and_then(Value::as_str) {
         Some(r) => root.pointer(r.trim_start_matches('#')).unwrap_or(node),
         None => node,
@@ -187,7 +187,7 @@ fn with_strict_nulls(root: &Value, node: &Value, value: &mut Value) {
 /// a `default` that is `null` is the same as one left out. Strict mode cannot tell the two apart
 /// for a property that may be `null` (the model sends `null` for both), so the comparison is of
 /// this view.
-fn as_handler_sees(root: &Value, node: &Value, value: &mut Value) {
+pub(crate) fn as_handler_sees(root: &Value, node: &Value, value: &mut Value) {
     let node = match node.get("$ref").and_then(Value::as_str) {
         Some(r) => root.pointer(r.trim_start_matches('#')).unwrap_or(node),
         None => node,
@@ -210,7 +210,7 @@ fn as_handler_sees(root: &Value, node: &Value, value: &mut Value) {
     }
 }
 
-async fn run(exec: &Executor, tool: &str, args: &Value) -> Result<Value, String> {
+pub(crate) async fn run(exec: &Executor, tool: &str, args: &Value) -> Result<Value, String> {
     let session = exec.new_session();
     let text = json!({"tool": tool, "args": args}).to_string();
     let r = exec.execute(&session, &text, CallOptions::default()).await;
@@ -220,26 +220,36 @@ async fn run(exec: &Executor, tool: &str, args: &Value) -> Result<Value, String>
     }
 }
 
-/// The dialect's form of canonical arguments, and the dialect's exported schema (as JSON Schema).
-fn dialect_form(dialect: Dialect, decl: &ToolDecl, canonical: &Value) -> (Value, Value) {
+/// The dialect's exported schema of a tool (as JSON Schema), or why the dialect refuses it.
+pub(crate) fn export(dialect: Dialect, decl: &ToolDecl) -> Result<Value, String> {
     match dialect {
-        Dialect::OpenAiStrict => {
-            let mut args = canonical.clone();
-            with_strict_nulls(&decl.input_schema, &decl.input_schema, &mut args);
-            (args, openai::strict_schema(decl).expect("strict export"))
-        }
-        Dialect::Gemini => (
-            canonical.clone(),
-            nullable_as_json_schema(&gemini::parameters(decl).expect("Gemini export")),
-        ),
+        Dialect::OpenAiStrict => openai::strict_schema(decl).map_err(|e| e.to_string()),
+        Dialect::Gemini => gemini::parameters(decl)
+            .map(|s| nullable_as_json_schema(&s))
+            .map_err(|e| e.to_string()),
         _ => {
             let mut schema = decl.input_schema.clone();
             if let Value::Object(m) = &mut schema {
                 m.remove("$schema");
             }
-            (canonical.clone(), schema)
+            Ok(schema)
         }
     }
+}
+
+/// The dialect's form of canonical arguments: strict OpenAI sends `null` for what is left out.
+pub(crate) fn dialect_args(dialect: Dialect, decl: &ToolDecl, canonical: &Value) -> Value {
+    let mut args = canonical.clone();
+    if dialect == Dialect::OpenAiStrict {
+        with_strict_nulls(&decl.input_schema, &decl.input_schema, &mut args);
+    }
+    args
+}
+
+/// The dialect's form of canonical arguments, and the dialect's exported schema.
+fn dialect_form(dialect: Dialect, decl: &ToolDecl, canonical: &Value) -> (Value, Value) {
+    let exported = export(dialect, decl).unwrap_or_else(|e| panic!("{}: {e}", decl.name));
+    (dialect_args(dialect, decl, canonical), exported)
 }
 
 #[test]

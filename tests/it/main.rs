@@ -19,6 +19,7 @@ mod cli_call;
 mod context;
 mod dialect_calls;
 mod dialect_round_trip;
+mod dialect_suite;
 mod error_codes;
 mod executor;
 mod grants;

@@ -77,7 +77,7 @@ pub enum ReasonCode {
     /// appended to by someone else, or its state file forged or removed): the executor refuses
     /// to append to it, and to start on it.
     AuditTampered,
-    /// The store the server shares with its replicas ([`crate::store`]) is unreachable or did not
+    /// The store the server shares with its replicas (`tool_core::store`, feature `redis`) is unreachable or did not
     /// answer in time: what needs it (an approval round, a tool's questions, a task) is refused
     /// before anything runs, and nothing is half-recorded. A used state is never taken as
     /// unused because it could not be checked. Calls that need no shared state still answer,

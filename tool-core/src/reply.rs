@@ -26,6 +26,10 @@
 //! Fix the arguments named above so they match the tool's schema, then call it again.
 //! ```
 //!
+//! Gemini's `functionResponse` carries `id` only when the call carried one
+//! ([`CallResult::call_id_given`]): without it, Gemini matches responses to calls by name and
+//! order, and a made-up id would match none. The other providers always name an id.
+//!
 //! Anthropic marks it `is_error: true`; Gemini puts it under `response.error`, with `code`,
 //! `error_code` and `violations` (`[{"path", "message", "schema"}]`) as data.
 
@@ -284,7 +288,11 @@ fn gemini_part(result: &CallResult) -> Value {
 
 fn function_response(result: &CallResult, response: Value) -> Value {
     let mut f = Map::new();
-    f.insert("id".to_owned(), json!(result.call_id));
+    // Only the call's own id: a made-up one would match no call, while a response without an id
+    // is matched by name and order.
+    if result.call_id_given {
+        f.insert("id".to_owned(), json!(result.call_id));
+    }
     f.insert(
         "name".to_owned(),
         json!(result.tool.as_deref().unwrap_or_default()),

@@ -209,11 +209,19 @@ impl Cli {
     /// First of all it runs the sandbox helper if the program was started as one
     /// ([`crate::sandbox::dispatch_helper`]): the program is its own helper, so spawned programs
     /// are confined without a separate binary.
+    ///
+    /// Under the application's own runtime (a `#[tokio::main]`), the commands run on a thread of
+    /// their own, where they start the runtime they need.
     pub fn run(&self) -> ! {
         if let Some(code) = crate::sandbox::dispatch_helper() {
             std::process::exit(code);
         }
-        let code = match self.parse(std::env::args_os()) {
+        let code = off_runtime(|| self.run_here());
+        std::process::exit(exit_code_number(code));
+    }
+
+    fn run_here(&self) -> ExitCode {
+        match self.parse(std::env::args_os()) {
             Err(code) => code,
             Ok(command) if !command.needs_registry() => finish(self.dispatch(None, command)),
             Ok(command) => match Registry::from_inventory() {
@@ -227,8 +235,7 @@ impl Cli {
                     ExitCode::from(1)
                 }
             },
-        };
-        std::process::exit(exit_code_number(code));
+        }
     }
 
     /// Run the command line over `registry` with these arguments (the first is the program name).
@@ -237,10 +244,11 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        match self.parse(args) {
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        off_runtime(|| match self.parse(args) {
             Ok(command) => finish(self.dispatch(Some(registry), command)),
             Err(code) => code,
-        }
+        })
     }
 
     /// The clap command: the built-in commands under the application's name, `demo` when one is
@@ -432,6 +440,16 @@ enum Command {
     /// Scan a bash or Python script and print the safety report as JSON.
     #[cfg(feature = "safety")]
     Scan(scan::ScanArgs),
+}
+
+/// `f` on this thread, or, when this thread drives a tokio runtime (the application's
+/// `#[tokio::main]`), on a thread of its own: the commands start their own runtime, which cannot
+/// start inside another. A panic there ends the command with exit code 101, as it would here.
+fn off_runtime(f: impl FnOnce() -> ExitCode + Send) -> ExitCode {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return f();
+    }
+    std::thread::scope(|s| s.spawn(f).join()).unwrap_or_else(|_| ExitCode::from(101))
 }
 
 /// Run the CLI over every `#[tool]` linked into the program, then exit the process

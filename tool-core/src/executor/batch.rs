@@ -90,6 +90,7 @@ impl BatchOptions {
 struct Slot<'r> {
     tool: Option<String>,
     call_id: String,
+    call_id_given: bool,
     start: Instant,
     span: tracing::Span,
     parsed: Option<Result<ToolCall, ParseError>>,
@@ -167,11 +168,12 @@ impl Executor {
         let mut slots: Vec<Slot<'_>> = calls
             .into_iter()
             .map(|parsed| {
-                let (tool, call_id) = self.identify(&parsed, None);
+                let (tool, call_id, call_id_given) = self.identify(&parsed, None);
                 let span = call_span(session, tool.as_deref(), &call_id);
                 Slot {
                     tool,
                     call_id,
+                    call_id_given,
                     start: Instant::now(),
                     span,
                     parsed: Some(parsed),
@@ -323,6 +325,7 @@ impl Executor {
             Finished {
                 tool: slot.tool.take(),
                 call_id: std::mem::take(&mut slot.call_id),
+                call_id_given: slot.call_id_given,
                 verdict,
                 record,
                 merge_modifier: true,

@@ -23,6 +23,8 @@ pub(super) struct Finished<'s> {
     /// The tool, when the call parsed.
     pub(super) tool: Option<String>,
     pub(super) call_id: String,
+    /// `call_id` came with the call.
+    pub(super) call_id_given: bool,
     pub(super) verdict: Verdict,
     pub(super) record: Record,
     /// Merge a context modifier into the session ([`CallOptions::merge_modifier`](super::CallOptions::merge_modifier)).
@@ -45,6 +47,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
     let Finished {
         tool,
         call_id,
+        call_id_given,
         verdict,
         mut record,
         merge_modifier,
@@ -146,6 +149,7 @@ pub(super) fn finish(executor: &Executor, session: &Session, call: Finished<'_>)
     CallResult {
         tool,
         call_id,
+        call_id_given,
         status,
         code,
         step,

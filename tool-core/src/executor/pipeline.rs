@@ -52,7 +52,7 @@ impl Executor {
         options: CallOptions,
     ) -> CallResult {
         let start = Instant::now();
-        let (tool, call_id) = self.identify(&parsed, options.call_id.as_deref());
+        let (tool, call_id, call_id_given) = self.identify(&parsed, options.call_id.as_deref());
         let span = call_span(session, tool.as_deref(), &call_id);
         let env = RunEnv::default();
         let cx = StepContext {
@@ -69,6 +69,7 @@ impl Executor {
             Finished {
                 tool,
                 call_id,
+                call_id_given,
                 verdict,
                 record,
                 merge_modifier: options.merge_modifier,
@@ -80,17 +81,17 @@ impl Executor {
 
     /// The tool name (when parsed, or named by the envelope of a call that did not parse) and the
     /// call id: the caller's, the provider's (also salvaged from the envelope of a call that did
-    /// not parse), or a fresh `call-N`.
+    /// not parse), or a fresh `call-N`; and whether the id came with the call.
     pub(super) fn identify(
         &self,
         parsed: &Result<ToolCall, ParseError>,
         given: Option<&str>,
-    ) -> (Option<String>, String) {
+    ) -> (Option<String>, String, bool) {
         let (tool, id) = match parsed {
             Ok(call) => (Some(call.name.clone()), given.or(call.id.as_deref())),
             Err(e) => (e.tool.clone(), given.or(e.call_id.as_deref())),
         };
-        (tool, self.call_id(id.map(str::to_owned)))
+        (tool, self.call_id(id.map(str::to_owned)), id.is_some())
     }
 }
 

@@ -18,6 +18,10 @@ pub struct CallResult {
     pub tool: Option<String>,
     /// The call id (the provider's, or one the executor made up).
     pub call_id: String,
+    /// `true` when `call_id` came with the call (the caller's or the provider's), `false` when
+    /// the executor made it up: a reply names the id only where the call named one (Gemini
+    /// matches a `functionResponse` without an id by name and order).
+    pub call_id_given: bool,
     /// How the call ended.
     pub status: CallStatus,
     /// Why it was refused or failed; `None` when `ok`.

@@ -363,7 +363,8 @@ impl WorkspacePath {
             Some(p) => self.dir().open_dir(p),
             None => self.dir().try_clone(),
         }
-        .map_err(|e| self.err(op, e))?;
+        // `op` is what the root cannot be; here the parent could not be opened.
+        .map_err(|e| self.err("open the directory of", e))?;
         Ok((dir, name))
     }
 

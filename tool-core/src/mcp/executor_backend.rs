@@ -153,6 +153,7 @@ mod tests {
         CallResult {
             tool: Some("t".into()),
             call_id: "1".into(),
+            call_id_given: true,
             status,
             code,
             step: code.map(|_| crate::executor::Step::Run),

@@ -23,8 +23,8 @@ static EMBEDDED: OnceLock<Embedded> = OnceLock::new();
 pub(crate) const MAIN_FIX: &str = "mark `main` with `#[tool_core::main]` (instead of \
      `#[tokio::main]`, which starts the runtime's threads before `main`'s body), or call \
      `tool_core::sandbox::dispatch_helper()` first thing in a sync `main`, or build \
-     `tool-sandbox-exec` (`cargo install tool-sandbox`) and pass its path with \
-     `ExecutorConfig::sandbox_helper`";
+     `tool-sandbox-exec` (`cargo install tool-sandbox`) and put it beside the program or pass \
+     its path with `ExecutorConfig::sandbox_helper`";
 
 /// Runs the sandbox helper if this process was started as one, and returns its exit code; `None`
 /// otherwise, and from then on executors in this process use the program itself as the helper.
@@ -43,11 +43,12 @@ pub(crate) const MAIN_FIX: &str = "mark `main` with `#[tool_core::main]` (instea
 ///
 /// Called after threads started (in the body of a `#[tokio::main]`), it cannot make the program
 /// its helper: the helper must be single-threaded to confine. It then records why, and
-/// executors whose tools run scripts refuse to start ([`ExecutorError::SandboxUnavailable`])
-/// with the fix, instead of failing at the first call. A helper started that way refuses with a
+/// executors whose tools run scripts use a `tool-sandbox-exec` beside the executable, or, with
+/// none there, refuse to start ([`ExecutorError::SandboxUnavailable`]) with the fix, instead of
+/// failing at the first call. A helper started that way refuses with a
 /// status line rather than crash.
 ///
-/// [`crate::cli::Cli::run`] does this itself.
+/// `tool_core::cli::Cli::run` (feature `cli`) does this itself.
 ///
 /// [`ExecutorError::SandboxUnavailable`]: crate::executor::ExecutorError::SandboxUnavailable
 pub fn dispatch_helper() -> Option<i32> {
@@ -88,7 +89,12 @@ pub(crate) fn helper_status() -> String {
     match EMBEDDED.get() {
         Some(Embedded::Usable) => "this program (embedded)".to_owned(),
         Some(Embedded::AfterThreads(_)) => {
-            format!("not usable: {}", embedding_failed().unwrap_or_default())
+            match kernel::Launcher::locate(None, kernel::KernelMode::Required) {
+                Ok(_) => "`tool-sandbox-exec` beside the executable (this program dispatched too \
+                          late to be its own)"
+                    .to_owned(),
+                Err(_) => format!("not usable: {}", embedding_failed().unwrap_or_default()),
+            }
         }
         None => "not embedded: looked for `tool-sandbox-exec` next to the executable".to_owned(),
     }

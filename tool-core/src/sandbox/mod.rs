@@ -49,7 +49,7 @@
 //!
 //! Spawned programs are confined by a helper process (`tool-sandbox-exec`). Cargo does not build
 //! a dependency's binaries, so a program embeds the helper: it calls [`dispatch_helper`] first
-//! thing in `main` (the CLI, [`mod@crate::cli`], does), and the executor then uses the program itself
+//! thing in `main` (the CLI, `tool_core::cli`, does), and the executor then uses the program itself
 //! as the helper. Otherwise the executor looks for `tool-sandbox-exec` at the path given with
 //! [`ExecutorConfig::sandbox_helper`](crate::ExecutorConfig::sandbox_helper), else next to the
 //! executable (or one directory up, for test binaries), and fails closed with

@@ -334,27 +334,33 @@ impl Confinement {
 
 fn locate_helper(config: &SandboxConfig, mode: Mode) -> Result<Launcher, String> {
     let kmode = mode.kernel();
-    if config.helper.is_none() {
-        if let Some(why) = super::helper::embedding_failed() {
-            return Err(why);
-        }
-    }
     let found = match &config.helper {
         Some(path) => Launcher::locate(Some(path), kmode),
         None if helper_embedded() => Launcher::current_exe(kmode),
-        None => Launcher::locate(None, kmode),
+        // A program that dispatched too late can still use a separate helper beside it.
+        None => match (
+            Launcher::locate(None, kmode),
+            super::helper::embedding_failed(),
+        ) {
+            (Err(_), Some(why)) => return Err(why),
+            (found, _) => found,
+        },
     };
     found.map_err(|e| format!("{e}. Fix: {}", super::helper::MAIN_FIX))
 }
 
 /// Why an executor whose tools run scripts must not start: the program called
-/// `dispatch_helper` too late to be its own helper, and names no other. `None` under
+/// `dispatch_helper` too late to be its own helper, and names no other (none is given, and no
+/// `tool-sandbox-exec` lies beside the executable). `None` under
 /// `Mode::Off`, without script tools, or with a helper.
 pub(crate) fn startup_refusal(registry: &Registry, config: &SandboxConfig) -> Option<String> {
     if config.mode == Mode::Off || config.helper.is_some() {
         return None;
     }
     let why = super::helper::embedding_failed()?;
+    if Launcher::locate(None, config.mode.kernel()).is_ok() {
+        return None;
+    }
     let scripts: Vec<&str> = registry
         .iter()
         .filter(|t| !t.decl().script_args.is_empty())
