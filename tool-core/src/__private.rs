@@ -59,6 +59,33 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// An input schema `#[tool]` stated at compile time (JSON text it wrote itself). Text that is
+/// not JSON cannot pass: the schema becomes a string, which the registry refuses.
+pub fn stated_schema(text: &str) -> Value {
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| Value::String(format!("a stated input schema is not JSON: {e}")))
+}
+
+/// Whether `A` and `B` are one type: a stated schema holds only for the types it was stated
+/// for, not for a user type of the same name.
+pub fn same_type<A: ?Sized + 'static, B: ?Sized + 'static>() -> bool {
+    std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>()
+}
+
+/// Each `#[tool]` linked in with typed parameters: its name, the input schema it declares and
+/// the input schema schemars derives for it. The two must be equal (a differential test).
+pub fn declared_and_derived_schemas() -> Vec<(String, Value, Value)> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .filter_map(|reg| {
+            let derived = reg.derived_schema?;
+            let def = (reg.build)();
+            let decl = def.decl();
+            Some((decl.name.clone(), decl.input_schema.clone(), derived()))
+        })
+        .collect()
+}
+
 /// The output schema of a `Json<T>` return.
 pub fn output_schema<T: schemars::JsonSchema>() -> Value {
     generator().into_root_schema_for::<T>().to_value()
