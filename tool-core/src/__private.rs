@@ -200,7 +200,12 @@ pub fn with_defaults(mut schema: Value, defaults: &[(&str, Option<Value>)]) -> V
 
 /// Take one parameter out of the arguments object. A missing key deserializes as absent: `None`
 /// for an `Option`, a `missing field` error for anything else (as a derived `Deserialize` does).
-pub fn arg<T: DeserializeOwned>(args: &mut Args, name: &'static str) -> Result<T, ArgumentError> {
+// Kept on several lines: the ui case of a parameter without `Deserialize` shows this line.
+#[rustfmt::skip]
+pub fn arg<T: DeserializeOwned>(
+    args: &mut Args,
+    name: &'static str,
+) -> Result<T, ArgumentError> {
     match args.take(name) {
         Some(value) => T::deserialize(value)
             .map_err(|e| ArgumentError::new(format!("invalid arguments: `{name}`: {e}"))),
