@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use inventory;
 pub use schemars;
@@ -59,6 +59,33 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     v
 }
 
+/// An input schema `#[tool]` stated at compile time (JSON text it wrote itself). Text that is
+/// not JSON cannot pass: the schema becomes a string, which the registry refuses.
+pub fn stated_schema(text: &str) -> Value {
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| Value::String(format!("a stated input schema is not JSON: {e}")))
+}
+
+/// Whether `A` and `B` are one type: a stated schema holds only for the types it was stated
+/// for, not for a user type of the same name.
+pub fn same_type<A: ?Sized + 'static, B: ?Sized + 'static>() -> bool {
+    std::any::TypeId::of::<A>() == std::any::TypeId::of::<B>()
+}
+
+/// Each `#[tool]` linked in with typed parameters: its name, the input schema it declares and
+/// the input schema schemars derives for it. The two must be equal (a differential test).
+pub fn declared_and_derived_schemas() -> Vec<(String, Value, Value)> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .filter_map(|reg| {
+            let derived = reg.derived_schema?;
+            let def = (reg.build)();
+            let decl = def.decl();
+            Some((decl.name.clone(), decl.input_schema.clone(), derived()))
+        })
+        .collect()
+}
+
 /// The output schema of a `Json<T>` return.
 pub fn output_schema<T: schemars::JsonSchema>() -> Value {
     generator().into_root_schema_for::<T>().to_value()
@@ -89,7 +116,7 @@ pub fn whole_args<T: DeserializeOwned>(mut args: Value) -> Result<T, ArgumentErr
 /// Generated adapters take the arguments apart one parameter at a time with [`arg`] instead of
 /// deriving `Deserialize` for the argument struct: deserializers are then instantiated once per
 /// parameter type, shared by every tool of a crate, rather than once per tool.
-pub fn args_object(mut args: Value, params: &[&str]) -> Result<Map<String, Value>, ArgumentError> {
+pub fn args_object(mut args: Value, params: &[&str]) -> Result<Args, ArgumentError> {
     // The schema's `integer` accepted `1.0`; the parameter's integer type must too.
     crate::schema::integers::integral_numbers_as_integers(&mut args);
     let Value::Object(map) = args else {
@@ -108,16 +135,32 @@ pub fn args_object(mut args: Value, params: &[&str]) -> Result<Map<String, Value
                 .join(", ")
         )));
     }
-    Ok(map)
+    Ok(Args(map.into_iter().collect()))
+}
+
+/// The arguments of one call, taken apart by parameter name. A tool has a few parameters: a
+/// list searched by name costs less than hashing each name into a map.
+#[derive(Debug)]
+pub struct Args(Vec<(String, Value)>);
+
+impl Args {
+    fn take(&mut self, name: &str) -> Option<Value> {
+        let i = self.0.iter().position(|(k, _)| k == name)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == name)
+    }
 }
 
 /// Take a parameter declared with `#[arg(default = ..)]`: its default when the call leaves it out.
 pub fn arg_or<T: DeserializeOwned>(
-    args: &mut Map<String, Value>,
+    args: &mut Args,
     name: &'static str,
     default: impl FnOnce() -> T,
 ) -> Result<T, ArgumentError> {
-    if args.contains_key(name) {
+    if args.contains(name) {
         arg(args, name)
     } else {
         Ok(default())
@@ -157,11 +200,13 @@ pub fn with_defaults(mut schema: Value, defaults: &[(&str, Option<Value>)]) -> V
 
 /// Take one parameter out of the arguments object. A missing key deserializes as absent: `None`
 /// for an `Option`, a `missing field` error for anything else (as a derived `Deserialize` does).
+// Kept on several lines: the ui case of a parameter without `Deserialize` shows this line.
+#[rustfmt::skip]
 pub fn arg<T: DeserializeOwned>(
-    args: &mut Map<String, Value>,
+    args: &mut Args,
     name: &'static str,
 ) -> Result<T, ArgumentError> {
-    match args.remove(name) {
+    match args.take(name) {
         Some(value) => T::deserialize(value)
             .map_err(|e| ArgumentError::new(format!("invalid arguments: `{name}`: {e}"))),
         None => T::deserialize(Missing(name))
@@ -377,7 +422,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn object(v: Value) -> Map<String, Value> {
+    fn object(v: Value) -> Args {
         args_object(v, &["a", "b"]).expect("an object of known keys")
     }
 

@@ -545,6 +545,9 @@ pub(crate) mod registration {
         pub build: fn() -> ToolDef,
         /// `module_path!()` of the declaring function.
         pub module_path: &'static str,
+        /// The input schema as schemars derives it, for a tool with typed parameters: what a
+        /// schema stated at compile time must equal (compared by a test).
+        pub derived_schema: Option<fn() -> serde_json::Value>,
     }
 
     inventory::collect!(ToolRegistration);

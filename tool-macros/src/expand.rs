@@ -140,11 +140,14 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         let (ty, default_fn) = (p.ty, default_fn(p));
         Some(quote!(fn #default_fn() -> #ty { #default }))
     });
-    let schema_defaults = tool.params().filter_map(|p| {
-        p.default()?;
-        let (ty, name, default_fn) = (p.ty, &p.name, default_fn(p));
-        Some(quote!((#name, #pv::default_json::<#ty>(#default_fn()))))
-    });
+    let schema_defaults: Vec<TokenStream> = tool
+        .params()
+        .filter_map(|p| {
+            p.default()?;
+            let (ty, name, default_fn) = (p.ty, &p.name, default_fn(p));
+            Some(quote!((#name, #pv::default_json::<#ty>(#default_fn()))))
+        })
+        .collect();
 
     // Locals get internal names: a parameter named like the function must not shadow it.
     let local = |p: &Param<'_>| format_ident!("__arg_{}", p.name);
@@ -289,7 +292,8 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
 
     // A hand-written schema: no argument struct; the one parameter (if any) takes the whole
     // arguments object, which the executor has validated against that schema.
-    let (args_struct, take_args, input_schema) = match &attrs.input_schema {
+    let derived_fn = derived_schema_fn(&pv, &schema_defaults);
+    let (args_struct, take_args, input_schema, derived_schema) = match &attrs.input_schema {
         None => (
             quote! {
                 // Only the schema is derived: the adapter takes the arguments apart per parameter.
@@ -300,13 +304,16 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 }
 
                 #(#default_fns)*
+
+                #derived_fn
             },
             quote! {
                 let mut __map = #pv::args_object(__args, &[#(#param_names),*])?;
                 let __args = __Args { #(#extract,)* };
                 #(#bindings)*
             },
-            quote!(#pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#schema_defaults),*])),
+            input_schema(&pv, tool, &guarded, &schema_defaults),
+            quote!(::core::option::Option::Some(__derived_schema)),
         ),
         Some(schema) => {
             let take = match tool.params().next() {
@@ -328,7 +335,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                     quote_spanned!(path.span()=> #pv::schema_fn(#path))
                 }
             };
-            (quote!(), take, schema)
+            (quote!(), take, schema, quote!(::core::option::Option::None))
         }
     };
 
@@ -394,9 +401,49 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 #pv::ToolRegistration {
                     build: __build,
                     module_path: ::core::module_path!(),
+                    derived_schema: #derived_schema,
                 }
             }
         };
+    }
+}
+
+/// The input schema of a tool with typed parameters: stated at compile time where every
+/// parameter's type allows it ([`crate::stated`]), else derived by schemars at run time. Either
+/// way the declared defaults are added. The schemars route is `__derived_schema`, which the
+/// registration also carries so a test can compare the two.
+fn input_schema(
+    pv: &TokenStream,
+    tool: &Tool<'_>,
+    guarded: &[String],
+    defaults: &[TokenStream],
+) -> TokenStream {
+    let chosen = match crate::stated::stated(tool, guarded) {
+        None => quote!(__derived_schema()),
+        Some(stated) => {
+            let json = &stated.json;
+            let same = stated
+                .checks
+                .iter()
+                .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
+            quote! {
+                if true #(&& #same)* {
+                    #pv::with_defaults(#pv::stated_schema(#json), &[#(#defaults),*])
+                } else {
+                    __derived_schema()
+                }
+            }
+        }
+    };
+    quote!(#chosen)
+}
+
+/// `__derived_schema`: the input schema by schemars alone, declared defaults added.
+fn derived_schema_fn(pv: &TokenStream, defaults: &[TokenStream]) -> TokenStream {
+    quote! {
+        fn __derived_schema() -> #pv::serde_json::Value {
+            #pv::with_defaults(#pv::input_schema::<__Args>(), &[#(#defaults),*])
+        }
     }
 }
 
@@ -467,6 +514,31 @@ mod tests {
         );
         assert!(out.contains("strings (& [\"path\"])"), "{out}");
         assert!(out.contains("path (& __ctx , \"path\") ?"), "{out}");
+    }
+
+    #[test]
+    fn known_parameter_types_get_a_stated_schema_checked_by_type() {
+        let out = expand(
+            quote!(risk = "safe"),
+            quote! {
+                /// Add.
+                fn add(a: i64, b: Option<u8>) -> i64 { a }
+            },
+        );
+        assert!(out.contains("stated_schema"), "{out}");
+        assert!(
+            out.contains("same_type :: < i64 , :: core :: primitive :: i64 > ()"),
+            "{out}"
+        );
+        let out = expand(
+            quote!(risk = "safe"),
+            quote! {
+                /// Add.
+                fn add(a: i64, b: Point) -> i64 { a }
+            },
+        );
+        assert!(!out.contains("stated_schema"), "{out}");
+        assert!(out.contains("__derived_schema ()"), "{out}");
     }
 
     #[test]

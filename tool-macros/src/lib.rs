@@ -12,6 +12,7 @@ mod ctxt;
 mod expand;
 mod main_attr;
 mod model;
+mod stated;
 
 // Documented where it is used from, `tool_core::tool` (tool-core's `src/tool.md`), whose
 // examples compile against the runtime.

@@ -58,6 +58,9 @@ pub(super) fn is_valid(c: &Checker, id: Id, v: &Value) -> bool {
     }
 }
 
+/// Objects up to this many keys are matched against `properties` by comparing names.
+const SMALL_OBJECT: usize = 8;
+
 fn keywords_valid(c: &Checker, k: &Keywords, v: &Value) -> bool {
     if let Some((bits, _)) = k.types {
         if !type_ok(bits, v) {
@@ -136,20 +139,37 @@ fn keywords_valid(c: &Checker, k: &Keywords, v: &Value) -> bool {
             if k.min_properties.is_some_and(|x| n < x) || k.max_properties.is_some_and(|x| n > x) {
                 return false;
             }
-            if !k.required.iter().all(|r| m.contains_key(r)) {
-                return false;
-            }
-            for (name, s) in &k.properties {
-                if let Some(p) = m.get(name) {
-                    if !is_valid(c, *s, p) {
+            if m.len() <= SMALL_OBJECT {
+                // A call's arguments: a few keys, each looked up among the properties by
+                // comparing names, with no key hashed. The same keywords, the same answer.
+                if !k.required.iter().all(|r| m.keys().any(|key| key == r)) {
+                    return false;
+                }
+                for (name, p) in m {
+                    let schema = match k.properties.iter().find(|(n, _)| n == name) {
+                        Some((_, s)) => Some(*s),
+                        None => k.additional,
+                    };
+                    if schema.is_some_and(|s| !is_valid(c, s, p)) {
                         return false;
                     }
                 }
-            }
-            if let Some(s) = k.additional {
-                for (name, p) in m {
-                    if !k.properties.iter().any(|(n, _)| n == name) && !is_valid(c, s, p) {
-                        return false;
+            } else {
+                if !k.required.iter().all(|r| m.contains_key(r)) {
+                    return false;
+                }
+                for (name, s) in &k.properties {
+                    if let Some(p) = m.get(name) {
+                        if !is_valid(c, *s, p) {
+                            return false;
+                        }
+                    }
+                }
+                if let Some(s) = k.additional {
+                    for (name, p) in m {
+                        if !k.properties.iter().any(|(n, _)| n == name) && !is_valid(c, s, p) {
+                            return false;
+                        }
                     }
                 }
             }

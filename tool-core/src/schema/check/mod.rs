@@ -173,7 +173,8 @@ impl Checker {
 struct Compiler<'a> {
     root: &'a Value,
     nodes: Vec<Node>,
-    /// Node of each schema location compiled so far (a `$ref` cycle ends on one).
+    /// Node of each location a `$ref` named so far (a `$ref` cycle ends on one). Locations
+    /// reached by walking need no entry: the walk reaches each one once.
     at: HashMap<String, Id>,
 }
 
@@ -196,12 +197,13 @@ impl Compiler<'_> {
     }
 
     fn node(&mut self, schema: &Value, at: String) -> Result<Id, Unsupported> {
-        if let Some(&id) = self.at.get(&at) {
-            return Ok(id);
-        }
         let id = self.nodes.len();
         self.nodes.push(Node::True);
-        self.at.insert(at.clone(), id);
+        self.fill(id, schema, at)
+    }
+
+    /// Compile `schema` into the node `id` (reserved before, so a `$ref` back to it ends there).
+    fn fill(&mut self, id: Id, schema: &Value, at: String) -> Result<Id, Unsupported> {
         let node = match schema {
             Value::Bool(true) => Node::True,
             Value::Bool(false) => Node::False(at),
@@ -265,9 +267,10 @@ impl Compiler<'_> {
         };
         let mut asserts = false;
         for (key, value) in map {
-            asserts |= !ANNOTATIONS.contains(&key.as_str()) && !key.starts_with("x-");
+            let annotation = ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-");
+            asserts |= !annotation;
             match key.as_str() {
-                _ if ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-") => {}
+                _ if annotation => {}
                 "$id" if at.is_empty() => {}
                 "type" => {
                     let (names, single) = match value {
@@ -398,7 +401,13 @@ impl Compiler<'_> {
         let target = root
             .pointer(pointer)
             .ok_or_else(|| self.bad(at, format!("`$ref` `{r}` that names nothing")))?;
-        self.node(target, pointer.to_owned())
+        if let Some(&id) = self.at.get(pointer) {
+            return Ok(id);
+        }
+        let id = self.nodes.len();
+        self.nodes.push(Node::True);
+        self.at.insert(pointer.to_owned(), id);
+        self.fill(id, target, pointer.to_owned())
     }
 
     /// `pattern` as the general engine reads it: ECMA 262 syntax translated to Rust's, matched

@@ -59,7 +59,12 @@ pub(super) struct Keywords {
     pub(super) ref_: Option<Id>,
 }
 
-/// `segment` as a JSON pointer segment.
-pub(super) fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+/// `segment` as a JSON pointer segment (borrowed when there is nothing to escape, as for
+/// nearly every property name).
+pub(super) fn escape(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains(['~', '/']) {
+        segment.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        segment.into()
+    }
 }

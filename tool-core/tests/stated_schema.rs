@@ -1,0 +1,358 @@
+//! The input schemas `#[tool]` states at compile time are the schemas schemars derives.
+//!
+//! For parameters of the common types the macro writes the finished schema as JSON text, and
+//! start-up only parses it; every other tool, and any parameter whose type is not the one its
+//! name suggests, takes schemars at run time. Each registration also carries the schemars route
+//! alone, so this test compares, byte for byte (keys in order), what every tool below declares
+//! with what schemars derives for it. The corpus covers every type and attribute combination the
+//! macro states, and some it must leave to schemars.
+
+// Full paths are part of what is tested.
+#![allow(unused_qualifications)]
+#![allow(clippy::too_many_arguments, clippy::fn_params_excessive_bools)]
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+use tool_core::{tool, ToolContext, WorkspacePath};
+
+/// Every scalar.
+#[tool(risk = "safe")]
+fn scalars(
+    a: String,
+    b: bool,
+    c: i8,
+    d: i16,
+    e: i32,
+    f: i64,
+    g: isize,
+    h: u8,
+    i: u16,
+    j: u32,
+    k: u64,
+    l: usize,
+    m: f32,
+    n: f64,
+    o: PathBuf,
+) {
+    let _ = (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
+}
+
+/// Every scalar, described.
+///
+/// # Arguments
+/// * `a` - a string
+/// * `b` - a boolean
+/// * `c` - an i8
+/// * `d` - an i16
+/// * `e` - an i32
+/// * `f` - an i64
+/// * `g` - an isize
+/// * `h` - a u8
+/// * `i` - a u16
+/// * `j` - a u32
+/// * `k` - a u64
+/// * `l` - a usize
+/// * `m` - an f32
+/// * `n` - an f64
+/// * `o` - a path buffer, not a guarded one
+#[tool(risk = "safe")]
+fn scalars_described(
+    a: String,
+    b: bool,
+    c: i8,
+    d: i16,
+    e: i32,
+    f: i64,
+    g: isize,
+    h: u8,
+    i: u16,
+    j: u32,
+    k: u64,
+    l: usize,
+    m: f32,
+    n: f64,
+    o: PathBuf,
+) {
+    let _ = (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
+}
+
+/// Every scalar as an option, every other one described.
+///
+/// # Arguments
+/// * `a` - a string
+/// * `c` - an i8
+/// * `e` - an i32
+/// * `g` - an isize
+/// * `i` - a u16
+/// * `k` - a u64
+/// * `m` - an f32
+/// * `o` - a path buffer
+#[tool(risk = "safe")]
+fn options(
+    a: Option<String>,
+    b: Option<bool>,
+    c: Option<i8>,
+    d: Option<i16>,
+    e: Option<i32>,
+    f: Option<i64>,
+    g: Option<isize>,
+    h: Option<u8>,
+    i: Option<u16>,
+    j: Option<u32>,
+    k: Option<u64>,
+    l: Option<usize>,
+    m: Option<f32>,
+    n: Option<f64>,
+    o: Option<PathBuf>,
+) {
+    let _ = (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
+}
+
+/// Every scalar in a vector, the other half described.
+///
+/// # Arguments
+/// * `b` - booleans
+/// * `d` - i16s
+/// * `f` - i64s
+/// * `h` - u8s
+/// * `j` - u32s
+/// * `l` - usizes
+/// * `n` - f64s
+#[tool(risk = "safe")]
+fn vectors(
+    a: Vec<String>,
+    b: Vec<bool>,
+    c: Vec<i8>,
+    d: Vec<i16>,
+    e: Vec<i32>,
+    f: Vec<i64>,
+    g: Vec<isize>,
+    h: Vec<u8>,
+    i: Vec<u16>,
+    j: Vec<u32>,
+    k: Vec<u64>,
+    l: Vec<usize>,
+    m: Vec<f32>,
+    n: Vec<f64>,
+    o: Vec<PathBuf>,
+) {
+    let _ = (a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);
+}
+
+/// Paths by full name, optional ones first.
+#[tool(risk = "safe")]
+fn full_paths(
+    a: ::core::option::Option<::std::string::String>,
+    b: std::vec::Vec<core::primitive::u32>,
+    c: ::std::string::String,
+) {
+    let _ = (a, b, c);
+}
+
+/// Guarded paths of every kind.
+///
+/// # Arguments
+/// * `path` - the file
+/// * `dir` - the directory
+/// * `target` - where it goes
+/// * `source` - where it came from
+#[tool(risk = "read_only", path_args = ["target", "source", "other", "maybe"])]
+fn guarded(
+    path: WorkspacePath,
+    dir: Option<WorkspacePath>,
+    target: String,
+    source: PathBuf,
+    other: Option<String>,
+    maybe: Option<PathBuf>,
+) {
+    let _ = (path, dir, target, source, other, maybe);
+}
+
+/// Declared defaults.
+///
+/// # Arguments
+/// * `count` - how many
+/// * `label` - what to call it
+#[tool(risk = "safe")]
+fn defaults(
+    #[arg(default = 5)] count: u32,
+    #[arg(default = "x".to_owned())] label: String,
+    #[arg(default = vec![1, 2])] list: Vec<i64>,
+    flag: bool,
+) {
+    let _ = (count, label, list, flag);
+}
+
+/// Every parameter defaulted: no `required` remains.
+#[tool(risk = "safe")]
+fn all_defaults(#[arg(default = true)] flag: bool) {
+    let _ = flag;
+}
+
+/// No parameters.
+#[tool(risk = "safe")]
+fn nothing() {}
+
+/// Descriptions that need escaping, continue over lines or hold unusual text.
+///
+/// # Arguments
+/// * `quoted` - say "hi" \ and C:\dir
+/// * `unicode` - ünïcödé — and a tab	inside
+/// * `long` - one line
+///   and its continuation,
+///   and one more
+/// * `type` - a raw name
+/// * `empty` -
+#[tool(risk = "safe")]
+fn descriptions(quoted: String, unicode: u8, long: Option<i32>, r#type: String, empty: bool) {
+    let _ = (quoted, unicode, long, r#type, empty);
+}
+
+/// Context and async: neither changes the arguments.
+///
+/// # Arguments
+/// * `n` - a number
+#[tool(risk = "safe")]
+async fn with_context(ctx: &ToolContext, n: u16) {
+    let _ = (ctx, n);
+}
+
+/// How a deployment proceeds.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// At once.
+    Recreate,
+    /// A few at a time.
+    Rolling,
+}
+
+/// One row filter.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Filter {
+    /// Column name.
+    pub column: String,
+    /// How many.
+    pub limit: Option<u8>,
+}
+
+/// User types beside known ones: schemars makes this schema.
+///
+/// # Arguments
+/// * `strategy` - how
+/// * `filters` - which rows
+#[tool(risk = "safe")]
+fn user_types(
+    name: String,
+    strategy: Strategy,
+    filters: Vec<Filter>,
+    maybe: Option<Filter>,
+    nested: Option<Vec<String>>,
+    wide: u128,
+) {
+    let _ = (name, strategy, filters, maybe, nested, wide);
+}
+
+/// A `#[schemars(..)]` attribute: schemars makes this schema.
+#[tool(risk = "safe")]
+fn with_attributes(
+    #[schemars(range(min = 1, max = 120))] secs: Option<u64>,
+    #[schemars(length(max = 8))] code: String,
+) {
+    let _ = (secs, code);
+}
+
+/// A description schemars reads as a title.
+///
+/// # Arguments
+/// * `a` - # Title
+#[tool(risk = "safe")]
+fn titled(a: String) {
+    let _ = a;
+}
+
+mod shadowed {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    /// A user type named like the standard string: its own schema must be the one declared.
+    #[allow(dead_code)]
+    #[derive(Debug, Deserialize, JsonSchema)]
+    pub struct String(pub i64);
+
+    mod types {
+        use schemars::JsonSchema;
+        use serde::Deserialize;
+
+        /// A user type, imported below under a primitive's name.
+        #[allow(dead_code)]
+        #[derive(Debug, Deserialize, JsonSchema)]
+        pub struct Byte {
+            pub inner: bool,
+        }
+    }
+
+    use types::Byte as u8;
+
+    /// Shadowed names.
+    ///
+    /// # Arguments
+    /// * `a` - not a string
+    #[tool_core::tool(risk = "safe")]
+    pub fn shadowed(a: String, b: Option<u8>, c: Vec<String>, d: bool) {
+        let _ = (a, b, c, d);
+    }
+}
+
+fn schemas() -> Vec<(String, Value, Value)> {
+    // The generated code's support module: the registrations keep the schemars route there.
+    tool_core::__private_0_1_0::declared_and_derived_schemas()
+}
+
+#[test]
+fn every_declared_schema_is_the_one_schemars_derives() {
+    let all = schemas();
+    assert_eq!(
+        all.len(),
+        15,
+        "{:?}",
+        all.iter().map(|t| &t.0).collect::<Vec<_>>()
+    );
+    for (name, declared, derived) in &all {
+        let declared = serde_json::to_string(declared).expect("serializes");
+        let derived = serde_json::to_string(derived).expect("serializes");
+        assert_eq!(
+            declared, derived,
+            "`{name}`: stated schema differs from schemars'"
+        );
+    }
+}
+
+#[test]
+fn a_shadowed_type_name_takes_its_own_schema() {
+    let all = schemas();
+    let (_, declared, _) = all
+        .iter()
+        .find(|t| t.0 == "shadowed")
+        .expect("the tool is linked");
+    let props = &declared["properties"];
+    // The user's `String` is a newtype of `i64`, its `u8` an object: not the standard ones.
+    assert_eq!(props["a"]["$ref"], "#/$defs/String", "{declared}");
+    assert_eq!(props["c"]["items"]["$ref"], "#/$defs/String", "{declared}");
+    assert_eq!(declared["$defs"]["String"]["type"], "integer", "{declared}");
+    assert_eq!(declared["$defs"]["Byte"]["type"], "object", "{declared}");
+    assert_eq!(props["d"]["type"], "boolean", "{declared}");
+}
+
+#[test]
+fn the_registry_accepts_every_schema() {
+    let registry = tool_core::Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("every schema of the corpus is accepted");
+    assert_eq!(registry.len(), 15);
+}

@@ -1,0 +1,347 @@
+//! The argument schema stated at compile time. For parameters of the common types whose schemars
+//! schema is fixed (`String`, `bool`, the sized integers, `f32`/`f64`, `PathBuf`, guarded paths,
+//! and `Option<_>`/`Vec<_>` of the scalars), the macro writes the finished input schema as JSON
+//! text, so start-up parses it instead of running schemars. It is the schema schemars derives for
+//! the argument struct, with the bounds `tool_core::schema::integers` adds, key for key and in
+//! the same order; a differential test compares the two for every combination handled.
+//!
+//! Anything else — a user type, a `#[schemars(..)]` attribute, a doc that schemars would split
+//! into a title — leaves the schema to schemars at run time. The type names are only syntax: the
+//! expansion compares each parameter's type with the type the name stands for here, and a
+//! parameter whose type is another (a user type called `String`) takes the schemars route.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use serde_json::{json, Map, Value};
+
+use crate::model::{last_ident, Param, Tool};
+
+/// The stated schema of a tool's arguments, and the type equalities it rests on.
+pub(crate) struct Stated {
+    /// The input schema as JSON text (before declared defaults, which are values of run time).
+    pub(crate) json: String,
+    /// Per parameter whose type is named by syntax: the parameter's type and the type its
+    /// name stands for. The stated schema holds only if each pair is one type.
+    pub(crate) checks: Vec<(syn::Type, TokenStream)>,
+}
+
+/// The stated schema of `tool`'s arguments, or `None` when schemars has to make it.
+/// `guarded` parameters have the macro's own path-argument type in the argument struct.
+pub(crate) fn stated(tool: &Tool<'_>, guarded: &[String]) -> Option<Stated> {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut checks = Vec::new();
+    for p in tool.params() {
+        if !p.schema_attrs.is_empty() {
+            return None;
+        }
+        let (mut node, optional) = if guarded.contains(&p.name) {
+            let arg = json!({"type": "string", "minLength": 1});
+            if p.shape.optional {
+                (allow_null(arg), true)
+            } else {
+                (arg, false)
+            }
+        } else {
+            let known = known(p.ty)?;
+            checks.push((p.ty.clone(), known.canonical));
+            (known.schema, known.optional)
+        };
+        if let Some(description) = description(tool, p)? {
+            node.as_object_mut()?
+                .insert("description".to_owned(), description.into());
+        }
+        properties.insert(p.name.clone(), node);
+        if !optional {
+            required.push(Value::from(p.name.clone()));
+        }
+    }
+    // The order schemars leaves the root in: the struct's keys, `properties` and `required` as
+    // fields are added, then `title` and `$schema`; `tool_core` removes `title` (a swap-remove
+    // under `preserve_order`, which moves `$schema` into its place) and adds an empty
+    // `properties` when there is none.
+    let mut root = Map::new();
+    root.insert("type".to_owned(), "object".into());
+    root.insert("additionalProperties".to_owned(), false.into());
+    let empty = properties.is_empty();
+    if !empty {
+        root.insert("properties".to_owned(), properties.into());
+    }
+    if !required.is_empty() {
+        root.insert("required".to_owned(), required.into());
+    }
+    root.insert(
+        "$schema".to_owned(),
+        "https://json-schema.org/draft/2020-12/schema".into(),
+    );
+    if empty {
+        root.insert("properties".to_owned(), Map::new().into());
+    }
+    let mut root = Value::Object(root);
+    state_integer_bounds(&mut root);
+    Some(Stated {
+        json: serde_json::to_string(&root).ok()?,
+        checks,
+    })
+}
+
+/// The description schemars gives the field: the one `# Arguments` text of the parameter.
+/// `Some(None)`: no description; `None`: schemars would make something else of it (several
+/// doc lines joined, or a `#` heading taken as a title).
+fn description(tool: &Tool<'_>, p: &Param<'_>) -> Option<Option<String>> {
+    let mut texts = tool
+        .docs
+        .args
+        .iter()
+        .filter(|d| d.name == p.name && !d.text.is_empty())
+        .map(|d| d.text.as_str());
+    let first = texts.next();
+    if texts.next().is_some() {
+        return None;
+    }
+    match first {
+        None => Some(None),
+        Some(text) if text.trim_ascii().starts_with('#') => None,
+        Some(text) => Some(Some(text.trim_ascii().to_owned())),
+    }
+}
+
+/// A parameter type named by syntax.
+struct Known {
+    schema: Value,
+    /// The type the name stands for, by absolute path.
+    canonical: TokenStream,
+    /// `Option<_>`: not required.
+    optional: bool,
+}
+
+fn known(ty: &syn::Type) -> Option<Known> {
+    match (last_ident(ty).as_deref(), type_args(ty)?.as_slice()) {
+        (Some("Option"), [inner]) => {
+            let (schema, inner) = scalar(inner)?;
+            Some(Known {
+                schema: allow_null(schema),
+                canonical: quote!(::core::option::Option<#inner>),
+                optional: true,
+            })
+        }
+        (Some("Vec"), [inner]) => {
+            let (items, inner) = scalar(inner)?;
+            Some(Known {
+                schema: json!({"type": "array", "items": items}),
+                canonical: quote!(::std::vec::Vec<#inner>),
+                optional: false,
+            })
+        }
+        (_, []) => {
+            let (schema, canonical) = scalar(ty)?;
+            Some(Known {
+                schema,
+                canonical,
+                optional: false,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// schemars' schema of a scalar type, and the type's absolute path.
+fn scalar(ty: &syn::Type) -> Option<(Value, TokenStream)> {
+    if !type_args(ty)?.is_empty() {
+        return None;
+    }
+    let name = last_ident(ty)?;
+    let number = |format: &str| json!({"type": "number", "format": format});
+    let int = |format: &str| json!({"type": "integer", "format": format});
+    let ranged = |format: &str, min: i64, max: i64| json!({"type": "integer", "format": format, "minimum": min, "maximum": max});
+    let unsigned = |format: &str| json!({"type": "integer", "format": format, "minimum": 0});
+    let schema = match name.as_str() {
+        "String" => json!({"type": "string"}),
+        "PathBuf" => json!({"type": "string"}),
+        "bool" => json!({"type": "boolean"}),
+        "f32" => number("float"),
+        "f64" => number("double"),
+        "i8" => ranged("int8", i8::MIN.into(), i8::MAX.into()),
+        "i16" => ranged("int16", i16::MIN.into(), i16::MAX.into()),
+        "i32" => int("int32"),
+        "i64" => int("int64"),
+        "isize" => int("int"),
+        "u8" => ranged("uint8", 0, u8::MAX.into()),
+        "u16" => ranged("uint16", 0, u16::MAX.into()),
+        "u32" => unsigned("uint32"),
+        "u64" => unsigned("uint64"),
+        "usize" => unsigned("uint"),
+        _ => return None,
+    };
+    let canonical = match name.as_str() {
+        "String" => quote!(::std::string::String),
+        "PathBuf" => quote!(::std::path::PathBuf),
+        primitive => {
+            let ident = syn::Ident::new(primitive, proc_macro2::Span::call_site());
+            quote!(::core::primitive::#ident)
+        }
+    };
+    Some((schema, canonical))
+}
+
+/// The generic arguments of a type path's last segment; `None` for anything but types (a
+/// lifetime, a const) or a type that is not a plain path.
+fn type_args(ty: &syn::Type) -> Option<Vec<&syn::Type>> {
+    let path = match ty {
+        syn::Type::Path(p) if p.qself.is_none() => &p.path,
+        syn::Type::Group(g) => return type_args(&g.elem),
+        syn::Type::Paren(p) => return type_args(&p.elem),
+        _ => return None,
+    };
+    match &path.segments.last()?.arguments {
+        syn::PathArguments::None => Some(Vec::new()),
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        syn::PathArguments::Parenthesized(_) => None,
+    }
+}
+
+/// schemars' `Option<T>` of a scalar schema: `null` joins the type.
+fn allow_null(mut schema: Value) -> Value {
+    if let Some(Value::String(t)) = schema.get("type") {
+        let t = t.clone();
+        schema["type"] = json!([t, "null"]);
+    }
+    schema
+}
+
+/// `tool_core::schema::integers::state_integer_bounds` for the nodes stated here: a sized
+/// integer gets its type's `minimum` and `maximum` where schemars left them out.
+fn state_integer_bounds(value: &mut Value) {
+    match value {
+        Value::Object(node) => {
+            let integer = match node.get("type") {
+                Some(Value::String(t)) => t == "integer",
+                Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                _ => false,
+            };
+            let bounds = node
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(format_bounds);
+            if let (true, Some((lo, hi))) = (integer, bounds) {
+                node.entry("minimum").or_insert(lo);
+                node.entry("maximum").or_insert(hi);
+            }
+            node.values_mut().for_each(state_integer_bounds);
+        }
+        Value::Array(items) => items.iter_mut().for_each(state_integer_bounds),
+        _ => {}
+    }
+}
+
+fn format_bounds(format: &str) -> Option<(Value, Value)> {
+    let signed = |lo: i64, hi: i64| Some((lo.into(), hi.into()));
+    let unsigned = |hi: u64| Some((0u64.into(), hi.into()));
+    match format {
+        "int8" => signed(i8::MIN.into(), i8::MAX.into()),
+        "int16" => signed(i16::MIN.into(), i16::MAX.into()),
+        "int32" => signed(i32::MIN.into(), i32::MAX.into()),
+        "int64" => signed(i64::MIN, i64::MAX),
+        "uint8" => unsigned(u8::MAX.into()),
+        "uint16" => unsigned(u16::MAX.into()),
+        "uint32" => unsigned(u32::MAX.into()),
+        "uint64" => unsigned(u64::MAX),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stated_of(f: syn::ItemFn, guarded: &[&str]) -> Option<Stated> {
+        let tool = Tool::from_fn(&f);
+        let guarded: Vec<String> = guarded.iter().map(|s| (*s).to_owned()).collect();
+        stated(&tool, &guarded)
+    }
+
+    #[test]
+    fn scalars_options_and_vectors_are_stated_with_their_bounds() {
+        let s = stated_of(
+            syn::parse_quote! {
+                /// T.
+                ///
+                /// # Arguments
+                /// * `a` - the a
+                fn t(a: u32, b: Option<i8>, c: Vec<std::string::String>, p: Option<String>) {}
+            },
+            &["p"],
+        )
+        .expect("stated");
+        assert_eq!(
+            s.json,
+            concat!(
+                r#"{"type":"object","additionalProperties":false,"properties":{"#,
+                r#""a":{"type":"integer","format":"uint32","minimum":0,"description":"the a","maximum":4294967295},"#,
+                r#""b":{"type":["integer","null"],"format":"int8","minimum":-128,"maximum":127},"#,
+                r#""c":{"type":"array","items":{"type":"string"}},"#,
+                r#""p":{"type":["string","null"],"minLength":1}},"#,
+                r#""required":["a","c"],"$schema":"https://json-schema.org/draft/2020-12/schema"}"#
+            )
+        );
+        let checked: Vec<String> = s.checks.iter().map(|(_, c)| c.to_string()).collect();
+        assert_eq!(
+            checked,
+            [
+                ":: core :: primitive :: u32",
+                ":: core :: option :: Option < :: core :: primitive :: i8 >",
+                ":: std :: vec :: Vec < :: std :: string :: String >",
+            ]
+        );
+    }
+
+    #[test]
+    fn user_types_attributes_and_titles_are_left_to_schemars() {
+        let cases: [syn::ItemFn; 5] = [
+            syn::parse_quote!(
+                fn t(a: Point) {}
+            ),
+            syn::parse_quote!(
+                fn t(a: Option<Vec<String>>) {}
+            ),
+            syn::parse_quote!(
+                fn t(#[schemars(range(max = 3))] a: u8) {}
+            ),
+            syn::parse_quote! {
+                /// T.
+                ///
+                /// # Arguments
+                /// * `a` - # Heading
+                fn t(a: u8) {}
+            },
+            syn::parse_quote!(
+                fn t(a: u128) {}
+            ),
+        ];
+        for f in cases {
+            assert!(stated_of(f, &[]).is_none());
+        }
+    }
+
+    #[test]
+    fn no_parameters_still_have_properties() {
+        let s = stated_of(
+            syn::parse_quote!(
+                fn t() {}
+            ),
+            &[],
+        )
+        .expect("stated");
+        assert_eq!(
+            s.json,
+            r#"{"type":"object","additionalProperties":false,"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{}}"#
+        );
+    }
+}
