@@ -451,6 +451,7 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
     }
     let validator = validators::prepare(&decl.input_schema, dynamic)
         .map_err(|e| bad(format!("invalid input schema: {e}")))?;
+    validators::check_defaults(&validator, &decl.input_schema).map_err(bad)?;
     for arg in &decl.path_args {
         if !is_string_property(&decl.input_schema, arg) {
             return Err(bad(format!(

@@ -182,3 +182,29 @@ fn benign_tooling_stays_allowed() {
     // Not declared open_world: the same scripts, none of which touches the network.
     class_closed("benign.sh", 25, |r| r.decision == SafetyDecision::Allow);
 }
+
+/// Found by the `scan_bash` fuzz target: an `xargs` option whose second character is not ASCII
+/// (`xargs -\u{FFFD}…`) sliced the word inside a character and panicked (the scanner catches the panic
+/// and reports `SCAN-ERROR`, which this test looks for). It is now an unknown option like any other, and the command after it is still
+/// judged; the joined `-I{}` form still reads its value.
+#[test]
+fn an_xargs_option_with_a_multibyte_character_is_scanned_not_a_panic() {
+    for src in [
+        "find . | xargs -\u{FFFD}n1 rm",
+        "ls | xargs -\u{e9} rm",
+        "$(firlsrc | xargs -\u{8e}\u{8e}n1 ehxo\not/x\n",
+    ] {
+        let r = scan(src, false);
+        assert!(
+            !r.findings.iter().any(|f| f.rule_id == "SCAN-ERROR"),
+            "{src}: {:?}",
+            r.findings
+        );
+    }
+    let r = scan("find . -name '*.tmp' | xargs -I{} rm {}", false);
+    assert!(
+        r.effects.iter().any(|e| e.kind.name() == "file_delete"),
+        "{:?}",
+        r.effects.iter().map(|e| e.kind.name()).collect::<Vec<_>>()
+    );
+}

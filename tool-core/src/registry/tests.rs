@@ -149,3 +149,51 @@ fn the_streamed_dump_matches_the_value_route() {
     assert_eq!(with_sockets.len(), 1, "{dump}");
     assert_eq!(with_sockets[0]["unix_sockets"], json!(["/run/app/db.sock"]));
 }
+
+#[test]
+fn a_default_that_breaks_its_own_schema_is_refused_at_build() {
+    let def = |schema: Value| {
+        ToolDef::builder("defaults")
+            .description("A test tool.")
+            .input_schema(schema)
+            .handler(|_ctx, _args| async { "ok" })
+            .build()
+    };
+    for (schema, name) in [
+        (
+            json!({"type": "object", "properties": {
+                "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 50}}}),
+            "limit",
+        ),
+        (
+            json!({"type": "object", "properties": {
+                "mode": {"enum": ["fast", "safe"], "default": "slow"}}}),
+            "mode",
+        ),
+        (
+            json!({"type": "object", "properties": {
+                "opts": {"type": "object", "properties": {"depth": {"type": "integer"}},
+                         "default": {"depth": "deep"}}}}),
+            "opts",
+        ),
+        (
+            json!({"type": "object", "properties": {
+                "a/b": {"type": "string", "maxLength": 2, "default": "long"}}}),
+            "a/b",
+        ),
+    ] {
+        let err = def(schema).expect_err("refused");
+        let message = err.to_string();
+        assert!(
+            message.contains(&format!("the default of `{name}` does not satisfy")),
+            "{message}"
+        );
+    }
+    // Defaults that obey their schema, beside a required property they say nothing about and
+    // a property without a default: accepted.
+    def(json!({"type": "object", "required": ["q"], "properties": {
+        "q": {"type": "string"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5},
+        "mode": {"enum": ["fast", "safe"], "default": "safe"}}}))
+    .expect("valid defaults");
+}

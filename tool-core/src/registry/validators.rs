@@ -57,3 +57,36 @@ pub(super) fn get<'a>(slot: &'a Slot, schema: &Value) -> &'a Validator {
         }
     })
 }
+
+/// Every top-level `default` of `schema` must satisfy its own property's schema: the executor
+/// fills a left-out argument with its default before the checks, so a default that breaks its
+/// schema would refuse every call that leaves the argument out. `Err` names the first one.
+pub(super) fn check_defaults(slot: &Slot, schema: &Value) -> Result<(), String> {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return Ok(());
+    };
+    let defaults: serde_json::Map<String, Value> = props
+        .iter()
+        .filter_map(|(name, prop)| Some((name.clone(), prop.get("default")?.clone())))
+        .collect();
+    if defaults.is_empty() {
+        return Ok(());
+    }
+    // Only what is found at a defaulted property counts: the properties left out (`required`)
+    // and rules across properties are about whole calls, not about one default.
+    let owner = |path: &str| {
+        defaults.keys().find(|name| {
+            let at = format!("/{}", name.replace('~', "~0").replace('/', "~1"));
+            path == at || path.starts_with(&format!("{at}/"))
+        })
+    };
+    let instance = Value::Object(defaults.clone());
+    let found = crate::schema::validate::violations(get(slot, schema), &instance);
+    match found.iter().find_map(|v| Some((owner(&v.path)?, v))) {
+        Some((name, v)) => Err(format!(
+            "the default of `{name}` does not satisfy its own schema ({v}): every call that \
+             leaves `{name}` out would be refused"
+        )),
+        None => Ok(()),
+    }
+}

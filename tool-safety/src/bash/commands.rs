@@ -191,7 +191,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     w.lit = Some(v.to_owned());
                     w.approx = v.to_owned();
                     wrapper_opts.push((o.to_owned(), w));
-                } else if n == "xargs" && a.len() > 2 && matches!(&a[..2], "-I" | "-a" | "-i") {
+                } else if n == "xargs"
+                    && a.len() > 2
+                    && matches!(a.get(..2), Some("-I" | "-a" | "-i"))
+                {
                     // `-I{}`, `-afile`: the value joined to the option.
                     let mut w = argv[i - 1].clone();
                     w.lit = Some(a[2..].to_owned());
