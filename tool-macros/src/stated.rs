@@ -242,19 +242,7 @@ fn state_integer_bounds(value: &mut Value) {
 }
 
 fn format_bounds(format: &str) -> Option<(Value, Value)> {
-    let signed = |lo: i64, hi: i64| Some((lo.into(), hi.into()));
-    let unsigned = |hi: u64| Some((0u64.into(), hi.into()));
-    match format {
-        "int8" => signed(i8::MIN.into(), i8::MAX.into()),
-        "int16" => signed(i16::MIN.into(), i16::MAX.into()),
-        "int32" => signed(i32::MIN.into(), i32::MAX.into()),
-        "int64" => signed(i64::MIN, i64::MAX),
-        "uint8" => unsigned(u8::MAX.into()),
-        "uint16" => unsigned(u16::MAX.into()),
-        "uint32" => unsigned(u32::MAX.into()),
-        "uint64" => unsigned(u64::MAX),
-        _ => None,
-    }
+    tool_rules::integer_format_bounds(format).map(|(lo, hi)| (lo.into(), hi.into()))
 }
 
 #[cfg(test)]

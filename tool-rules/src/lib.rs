@@ -164,6 +164,24 @@ impl FromStr for ScriptLang {
     }
 }
 
+/// The bounds (minimum, maximum) of the integer `format`s schemars writes for Rust's sized
+/// integer types (`int8` … `uint64`): what the schema of such a parameter states, so that the
+/// validator refuses what the handler's type could not hold.
+pub fn integer_format_bounds(format: &str) -> Option<(i64, u64)> {
+    let signed = |lo: i64, hi: i64| Some((lo, hi.unsigned_abs()));
+    match format {
+        "int8" => signed(i8::MIN.into(), i8::MAX.into()),
+        "int16" => signed(i16::MIN.into(), i16::MAX.into()),
+        "int32" => signed(i32::MIN.into(), i32::MAX.into()),
+        "int64" => signed(i64::MIN, i64::MAX),
+        "uint8" => Some((0, u8::MAX.into())),
+        "uint16" => Some((0, u16::MAX.into())),
+        "uint32" => Some((0, u32::MAX.into())),
+        "uint64" => Some((0, u64::MAX)),
+        _ => None,
+    }
+}
+
 /// The longest tool name model providers accept.
 pub const TOOL_NAME_MAX_LEN: usize = 64;
 

@@ -7,19 +7,7 @@ use serde_json::{Map, Number, Value};
 
 /// The bounds of the integer `format`s schemars writes for Rust's sized integer types.
 fn format_bounds(format: &str) -> Option<(Number, Number)> {
-    let signed = |lo: i64, hi: i64| Some((Number::from(lo), Number::from(hi)));
-    let unsigned = |hi: u64| Some((Number::from(0u64), Number::from(hi)));
-    match format {
-        "int8" => signed(i8::MIN.into(), i8::MAX.into()),
-        "int16" => signed(i16::MIN.into(), i16::MAX.into()),
-        "int32" => signed(i32::MIN.into(), i32::MAX.into()),
-        "int64" => signed(i64::MIN, i64::MAX),
-        "uint8" => unsigned(u8::MAX.into()),
-        "uint16" => unsigned(u16::MAX.into()),
-        "uint32" => unsigned(u32::MAX.into()),
-        "uint64" => unsigned(u64::MAX),
-        _ => None,
-    }
+    tool_rules::integer_format_bounds(format).map(|(lo, hi)| (Number::from(lo), Number::from(hi)))
 }
 
 fn is_integer_node(node: &Map<String, Value>) -> bool {
