@@ -360,8 +360,17 @@ impl Compiler<'_> {
                         .as_array()
                         .map(|a| a.iter().map(|n| n.as_str().map(str::to_owned)).collect())
                         .unwrap_or(None);
-                    k.required = names
+                    let names = names
                         .ok_or_else(|| self.bad(&at, "a `required` that is not a list of names"))?;
+                    // The meta-schema's `stringArray`: the names are unique.
+                    if names
+                        .iter()
+                        .enumerate()
+                        .any(|(i, n)| names[..i].contains(n))
+                    {
+                        return Err(self.bad(&at, "a `required` that names a property twice"));
+                    }
+                    k.required = names;
                 }
                 "additionalProperties" => {
                     k.additional = Some(self.node(value, format!("{at}/additionalProperties"))?);
@@ -457,5 +466,16 @@ mod tests {
         let other = Checker::compile(&json!({"format": "email"})).expect_err("uncovered");
         assert!(!other.malformed, "{other}");
         assert!(Checker::compile(&json!({"format": "uint32", "type": "integer"})).is_ok());
+    }
+
+    /// Found by the `validator_diff` fuzz target: the meta-schema's `required` is a list of
+    /// unique names, so the general engine refuses `["a", "a"]`; the checker now refuses it too.
+    #[test]
+    fn a_required_that_names_a_property_twice_is_malformed() {
+        let twice = json!({"required": ["a", "a"], "type": "null", "$defs": {"d": true}});
+        let e = Checker::compile(&twice).expect_err("refused");
+        assert!(e.malformed, "{e}");
+        assert_eq!(e.at, "");
+        assert!(Checker::compile(&json!({"required": ["a", "b"]})).is_ok());
     }
 }
