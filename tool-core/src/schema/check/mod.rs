@@ -270,6 +270,16 @@ impl Compiler<'_> {
             let annotation = ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-");
             asserts |= !annotation;
             match key.as_str() {
+                // Applied to no value, but the meta-schema checks every entry: each is compiled
+                // (once, as a `$ref` to it would be), so a malformed one is refused here too.
+                "$defs" | "definitions" => {
+                    let defs = value
+                        .as_object()
+                        .ok_or_else(|| self.bad(&at, format!("a `{key}` that is not an object")))?;
+                    for name in defs.keys() {
+                        self.reference(&format!("#{at}/{key}/{}", escape(name)), &at)?;
+                    }
+                }
                 _ if annotation => {}
                 "$id" if at.is_empty() => {}
                 "type" => {
@@ -279,6 +289,18 @@ impl Compiler<'_> {
                             let names: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
                             let names = names
                                 .ok_or_else(|| self.bad(&at, "a `type` list with a non-string"))?;
+                            // The meta-schema: at least one name, none twice.
+                            if names.is_empty()
+                                || names
+                                    .iter()
+                                    .enumerate()
+                                    .any(|(i, n)| names[..i].contains(n))
+                            {
+                                return Err(self.bad(
+                                    &at,
+                                    "a `type` list that is empty or names a type twice",
+                                ));
+                            }
                             (names, a.len() == 1)
                         }
                         _ => {
@@ -468,14 +490,44 @@ mod tests {
         assert!(Checker::compile(&json!({"format": "uint32", "type": "integer"})).is_ok());
     }
 
-    /// Found by the `validator_diff` fuzz target: the meta-schema's `required` is a list of
-    /// unique names, so the general engine refuses `["a", "a"]`; the checker now refuses it too.
+    /// Found by the `validator_diff` fuzz target: the meta-schema's `required` and `type` lists
+    /// hold each name once (and `type` at least one), also in a definition nothing refers to, so
+    /// the general engine refuses `["a", "a"]` there; the checker now refuses them too.
     #[test]
-    fn a_required_that_names_a_property_twice_is_malformed() {
+    fn lists_the_meta_schema_wants_unique_are_malformed_with_a_repeat() {
         let twice = json!({"required": ["a", "a"], "type": "null", "$defs": {"d": true}});
         let e = Checker::compile(&twice).expect_err("refused");
         assert!(e.malformed, "{e}");
         assert_eq!(e.at, "");
         assert!(Checker::compile(&json!({"required": ["a", "b"]})).is_ok());
+        // Also in a definition nothing refers to, which the meta-schema checks all the same.
+        let unused =
+            json!({"allOf": [false], "$defs": {"d": {"required": ["a", "a"], "type": "null"}}});
+        let e = Checker::compile(&unused).expect_err("refused");
+        assert!(e.malformed, "{e}");
+        assert_eq!(e.at, "/$defs/d");
+        let nested = json!({"properties": {"p": {"definitions": {"x/y": {"type": 5}}}}});
+        let e = Checker::compile(&nested).expect_err("refused");
+        assert!(
+            e.malformed && e.at == "/properties/p/definitions/x~1y",
+            "{e}"
+        );
+        assert!(
+            Checker::compile(&json!({"$defs": 1}))
+                .expect_err("refused")
+                .malformed
+        );
+        assert!(Checker::compile(&json!({"$defs": {"d": {"type": "string"}}})).is_ok());
+        // A `type` list: at least one name, each once.
+        for twice in [
+            json!({"type": ["null", "null"], "$defs": {"d": true}}),
+            json!({"type": []}),
+        ] {
+            assert!(
+                Checker::compile(&twice).expect_err("refused").malformed,
+                "{twice}"
+            );
+        }
+        assert!(Checker::compile(&json!({"type": ["null", "string"]})).is_ok());
     }
 }
