@@ -67,7 +67,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// `value` is a multiple of `multiple` (> 0), as the general engine decides it: a whole divisor by
 /// integer (or exact float) remainder; a fractional one on the shortest decimal each `f64`
-/// prints as (`0.3` is a multiple of `0.1`), exactly in binary where the decimals overflow.
+/// prints as (`0.3` is a multiple of `0.1`), also where scaling those decimals overflows.
 pub(super) fn is_multiple_of(value: &Number, multiple: f64) -> bool {
     if multiple.fract() == 0.0 {
         if multiple > 0.0 && multiple <= MAX_SAFE_INTEGER {
@@ -98,11 +98,50 @@ pub(super) fn is_multiple_of(value: &Number, multiple: f64) -> bool {
     if let Some(answer) = divides_exactly(v, multiple) {
         return answer;
     }
-    let (vm, ve) = dyadic(v);
-    let (mm, me) = dyadic(multiple);
-    // v / m = (vm / mm) * 2^(ve - me) with both mantissas odd: an integer exactly when the odd
-    // part divides and no power of two is left in the denominator.
-    mm != 0 && vm % mm == 0 && ve >= me
+    divides_on_decimals(v, multiple).unwrap_or(false)
+}
+
+/// [`divides_exactly`] where scaling to shared decimals overflows (`1e300` by `0.001`):
+/// `value / multiple = (vm / mm) * 10^(md - vd)`, decided without forming the power, as the
+/// general engine decides it on exact fractions of the same decimals.
+fn divides_on_decimals(value: f64, multiple: f64) -> Option<bool> {
+    let (vm, vd) = decimal_parts(value)?;
+    let (mm, md) = decimal_parts(multiple)?;
+    let (vm, mm) = (vm.unsigned_abs(), mm.unsigned_abs());
+    if mm == 0 {
+        return None;
+    }
+    let k = md - vd;
+    if k >= 0 {
+        // What is left of mm after its factors shared with vm must divide 10^k.
+        let mut rest = mm / gcd(vm, mm);
+        let (mut twos, mut fives) = (0, 0);
+        while rest % 2 == 0 {
+            rest /= 2;
+            twos += 1;
+        }
+        while rest % 5 == 0 {
+            rest /= 5;
+            fives += 1;
+        }
+        Some(rest == 1 && twos <= k && fives <= k)
+    } else {
+        // vm / (mm * 10^-k): a divisor past u128 is larger than vm, which is not zero here.
+        let places = u32::try_from(-k).ok()?;
+        Some(
+            10u128
+                .checked_pow(places)
+                .and_then(|p| mm.checked_mul(p))
+                .is_some_and(|d| vm % d == 0),
+        )
+    }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The shortest decimal `value` prints as: `(mantissa, decimals)` with
@@ -149,25 +188,6 @@ fn divides_exactly(value: f64, multiple: f64) -> Option<bool> {
         mantissa.checked_mul(10_i128.checked_pow(places)?)
     };
     Some(scale(vm, md)? % scale(mm, vd)? == 0)
-}
-
-/// `|f|` as `mantissa * 2^exponent` with an odd mantissa (0 for zero).
-fn dyadic(f: f64) -> (u64, i32) {
-    let bits = f.abs().to_bits();
-    let exp_bits = ((bits >> 52) & 0x7ff) as i32;
-    let frac = bits & ((1u64 << 52) - 1);
-    let (mut mant, mut exp) = if exp_bits == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1u64 << 52), exp_bits - 1075)
-    };
-    if mant == 0 {
-        return (0, 0);
-    }
-    let tz = mant.trailing_zeros();
-    mant >>= tz;
-    exp += tz as i32;
-    (mant, exp)
 }
 
 /// JSON Schema equality: numbers by value, objects regardless of key order.
@@ -231,6 +251,11 @@ mod tests {
         assert!(is_multiple_of(&n(json!(1.5)), 0.5));
         assert!(is_multiple_of(&n(json!(0.3)), 0.1));
         assert!(is_multiple_of(&n(json!(19.99)), 0.01));
+        // Found by the `validator_diff` fuzz target: decimals past i128 once scaled.
+        assert!(is_multiple_of(&n(json!(1e300)), 0.001));
+        assert!(is_multiple_of(&n(json!(3e300)), 0.3));
+        assert!(!is_multiple_of(&n(json!(1e300)), 0.003));
+        assert!(!is_multiple_of(&n(json!(1.5e-300)), 1e-301 * 7.0));
         assert!(!is_multiple_of(&n(json!(1_070_468.145)), 0.01));
         assert!(is_multiple_of(&n(json!(0)), 0.1));
         assert!(!is_multiple_of(&n(json!(0.05)), 0.1));
