@@ -57,6 +57,16 @@ fn programs(text: &str) -> Vec<Program> {
     out
 }
 
+/// `src` as a call not declared `open_world`, in a workspace at `/work/ws`.
+fn scan(scanner: &Scanner, src: &str) -> tool_safety::SafetyReport {
+    scanner.scan(
+        &SafetyScanRequest::new("classes", ScriptLang::Python, src.to_string())
+            .with_workspace("/work/ws")
+            .with_cwd("/work/ws")
+            .with_open_world(false),
+    )
+}
+
 #[test]
 fn each_class_is_flagged_and_benign_code_allowed() {
     let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
@@ -78,11 +88,7 @@ fn each_class_is_flagged_and_benign_code_allowed() {
         let mut right = 0;
         let mut flagged = 0;
         for p in &progs {
-            let req = SafetyScanRequest::new("classes", ScriptLang::Python, p.src.clone())
-                .with_workspace("/work/ws")
-                .with_cwd("/work/ws")
-                .with_open_world(false);
-            let r = scanner.scan(&req);
+            let r = scan(&scanner, &p.src);
             flagged += usize::from(r.decision != SafetyDecision::Allow);
             let mut why = Vec::new();
             if r.decision != p.expect {
@@ -132,14 +138,7 @@ fn each_class_is_flagged_and_benign_code_allowed() {
 #[test]
 fn platform_fields_are_listed_and_the_whole_record_reviewed() {
     let scanner = Scanner::new(SafetyPolicy::default()).expect("default policy is valid");
-    let scan = |src: &str| {
-        scanner.scan(
-            &SafetyScanRequest::new("classes", ScriptLang::Python, src.to_string())
-                .with_workspace("/work/ws")
-                .with_cwd("/work/ws")
-                .with_open_world(false),
-        )
-    };
+    let scan = |src: &str| scan(&scanner, src);
     for src in [
         "import platform\nif platform.system() == 'Linux':\n    print('ok')\n",
         "import platform as pf\nprint(pf.machine(), pf.release())\n",
