@@ -61,3 +61,45 @@ pub fn compare_compiled(
     }
     Ok(Agreement::Same { valid })
 }
+
+#[cfg(all(test, feature = "jsonschema"))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Found by the `validator_diff` fuzz target: a closed object without `properties` is
+    /// refused by the general engine as the `false` schema refusing its first value, not as
+    /// a list of unexpected names; the checker words it the same way.
+    #[test]
+    fn a_closed_object_without_properties_is_refused_in_the_same_words() {
+        let open_lists =
+            json!({"oneOf": [false], "additionalProperties": false, "$defs": {"d": false}});
+        for (schema, instance) in [
+            (open_lists, json!({"a/b": null, "a": null})),
+            (
+                json!({"additionalProperties": false}),
+                json!({"a": 1, "b": 2}),
+            ),
+            (
+                json!({"type": "object", "additionalProperties": false}),
+                json!({"b": "x"}),
+            ),
+            (
+                json!({"additionalProperties": false, "properties": {}}),
+                json!({"a": 1}),
+            ),
+            (
+                json!({"additionalProperties": false, "properties": {"x": true}}),
+                json!({"a": 1, "x": 2}),
+            ),
+        ] {
+            assert_eq!(
+                compare_engines(&schema, &instance),
+                Ok(Agreement::Same { valid: false }),
+                "{schema}"
+            );
+        }
+        let valid = compare_engines(&json!({"additionalProperties": false}), &json!({}));
+        assert_eq!(valid, Ok(Agreement::Same { valid: true }));
+    }
+}

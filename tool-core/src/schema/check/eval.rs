@@ -388,7 +388,15 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                     .keys()
                     .filter(|name| !k.properties.iter().any(|(n, _)| n == *name))
                     .collect();
-                if matches!(c.nodes[s], Node::False(_)) {
+                if matches!(c.nodes[s], Node::False(_)) && !k.properties_given {
+                    if let Some(first) = m.values().next() {
+                        out.push(found(
+                            path,
+                            k,
+                            format!("False schema does not allow {first}"),
+                        ));
+                    }
+                } else if matches!(c.nodes[s], Node::False(_)) {
                     if !extra.is_empty() {
                         let quoted: Vec<String> = extra.iter().map(|e| format!("'{e}'")).collect();
                         let verb = if extra.len() == 1 { "was" } else { "were" };

@@ -372,6 +372,7 @@ impl Compiler<'_> {
                     let props = value
                         .as_object()
                         .ok_or_else(|| self.bad(&at, "`properties` that is not an object"))?;
+                    k.properties_given = true;
                     for (name, s) in props {
                         let id = self.node(s, format!("{at}/properties/{}", escape(name)))?;
                         k.properties.push((name.clone(), id));

@@ -47,6 +47,9 @@ pub(super) struct Keywords {
     pub(super) max_items: Option<u64>,
     pub(super) unique_items: bool,
     pub(super) properties: Vec<(String, Id)>,
+    /// Whether the schema has a `properties` keyword (even `{}`): without one, the general
+    /// engine words a closed object's refusal as the `false` schema refusing its first value.
+    pub(super) properties_given: bool,
     pub(super) required: Vec<String>,
     /// `additionalProperties`: a schema (`false` is a [`Node::False`]).
     pub(super) additional: Option<Id>,
