@@ -103,4 +103,42 @@ mod tests {
         let valid = compare_engines(&json!({"additionalProperties": false}), &json!({}));
         assert_eq!(valid, Ok(Agreement::Same { valid: true }));
     }
+
+    /// Found by the `validator_diff` fuzz target: an alternative that fails on both `const`
+    /// and `enum` is named by its `const`, as the general engine checks `const` first; and
+    /// by the constants it fails on directly before those behind a `$ref`, and by `items`
+    /// before `prefixItems`.
+    #[cfg(feature = "jsonschema")]
+    #[test]
+    fn a_failed_alternative_names_the_constant_the_general_engine_checks_first() {
+        let defs = json!({"d": {"const": 7}});
+        for (schema, instance) in [
+            (
+                json!({"oneOf": [{"enum": ["-"], "const": {}, "type": "null"}], "type": "null", "$defs": {"d": true}}),
+                json!(null),
+            ),
+            (
+                json!({"anyOf": [{"$ref": "#/$defs/d", "enum": [1, 2]}], "$defs": defs}),
+                json!(3),
+            ),
+            (
+                json!({"anyOf": [{"enum": [1, 2], "$ref": "#/$defs/d"}], "$defs": defs}),
+                json!(3),
+            ),
+            (
+                json!({"oneOf": [{"prefixItems": [{"const": 1}], "items": {"const": 2}}]}),
+                json!([5, 5]),
+            ),
+            (
+                json!({"oneOf": [{"allOf": [{"const": 1}], "enum": [2]}]}),
+                json!(3),
+            ),
+        ] {
+            assert_eq!(
+                compare_engines(&schema, &instance),
+                Ok(Agreement::Same { valid: false }),
+                "{schema}"
+            );
+        }
+    }
 }

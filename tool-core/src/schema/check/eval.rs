@@ -243,6 +243,10 @@ fn parent(keyword: &str) -> String {
         .map_or(String::new(), |i| keyword[..i].to_owned())
 }
 
+/// The keywords are looked at in the general engine's order (type, const, enum, numbers,
+/// lengths, `required`, `pattern`, `uniqueItems`, properties, `items` before `prefixItems`, the
+/// combinators, `$ref` last): the first constant a failed alternative names, in a message
+/// of [`none_matched`], is the one the general engine names.
 #[allow(clippy::too_many_lines)] // One block per keyword, in the general engine's words.
 fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: &mut Vec<Found>) {
     if let Some((bits, single)) = k.types {
@@ -260,21 +264,18 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             out.push(found(path, k, message));
         }
     }
-    if let Some(r) = k.ref_ {
-        errors(c, r, v, path, out);
+    if let Some(expected) = &k.const_ {
+        if !equal(expected, v) {
+            let mut f = found(path, k, format!("{expected} was expected"));
+            f.allowed = Some(vec![expected.to_string()]);
+            out.push(f);
+        }
     }
     if let Some(options) = &k.enum_ {
         let list = options.as_array().map_or(&[][..], Vec::as_slice);
         if !list.iter().any(|o| equal(o, v)) {
             let mut f = found(path, k, enum_message(v, list));
             f.allowed = Some(list.iter().map(Value::to_string).collect());
-            out.push(f);
-        }
-    }
-    if let Some(expected) = &k.const_ {
-        if !equal(expected, v) {
-            let mut f = found(path, k, format!("{expected} was expected"));
-            f.allowed = Some(vec![expected.to_string()]);
             out.push(f);
         }
     }
@@ -344,17 +345,17 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                 out.push(found(path, k, format!("{v} has non-unique elements")));
             }
             let len = path.len();
-            for (i, (item, s)) in a.iter().zip(&k.prefix_items).enumerate() {
-                push_segment(path, &i.to_string());
-                errors(c, *s, item, path, out);
-                path.truncate(len);
-            }
             if let Some(s) = k.items {
                 for (i, item) in a.iter().enumerate().skip(k.prefix_items.len()) {
                     push_segment(path, &i.to_string());
                     errors(c, s, item, path, out);
                     path.truncate(len);
                 }
+            }
+            for (i, (item, s)) in a.iter().zip(&k.prefix_items).enumerate() {
+                push_segment(path, &i.to_string());
+                errors(c, *s, item, path, out);
+                path.truncate(len);
             }
         }
         Value::Object(m) => {
@@ -443,6 +444,9 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
         if is_valid(c, *s, v) {
             out.push(found(path, k, format!("{schema} is not allowed for {v}")));
         }
+    }
+    if let Some(r) = k.ref_ {
+        errors(c, r, v, path, out);
     }
 }
 
