@@ -1,4 +1,6 @@
-//! `scan`: print the safety report of a script as JSON. Exit 0 whatever the decision.
+//! The `scan` command (feature `cli`): print the safety report of a script as JSON, whatever the
+//! decision. Both the `scan` subcommand of `tool_core::cli` and the `tool-scan` program take these
+//! arguments and print through [`run`].
 //!
 //! One file gives one pretty-printed report. Several files give JSON Lines, one
 //! `{"file": .., "report": ..}` object per file in argument order; every file is read before
@@ -6,17 +8,26 @@
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Args;
+use tool_rules::ScriptLang;
 
-use super::shared::CliError;
-use crate::decl::ScriptLang;
-use crate::safety::{SafetyPolicy, SafetyScanRequest, Scanner};
+use crate::{SafetyPolicy, SafetyScanRequest, Scanner};
+
+/// Why `scan` failed: a message for stderr (the program exits 1, with nothing on stdout).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct CliError(String);
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError(e.to_string())
+    }
+}
 
 /// Arguments of `scan`.
 #[derive(Debug, Args)]
-pub(crate) struct ScanArgs {
+pub struct ScanArgs {
     /// Script language.
     #[arg(long, value_parser = ["bash", "python"])]
     lang: String,
@@ -43,7 +54,9 @@ pub(crate) struct ScanArgs {
     files: Vec<String>,
 }
 
-pub(super) fn run(args: &ScanArgs) -> Result<ExitCode, CliError> {
+/// Scan the files of `args` and print their reports on stdout (one pretty-printed report, or
+/// JSON Lines for several files). Nothing is printed if a file cannot be read.
+pub fn run(args: &ScanArgs) -> Result<(), CliError> {
     let lang: ScriptLang = args.lang.parse().map_err(|e| CliError(format!("{e}")))?;
     let policy = match &args.policy {
         Some(p) => {
@@ -80,7 +93,7 @@ pub(super) fn run(args: &ScanArgs) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError(e.to_string()))?;
         writeln!(out, "{json}")?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The canonical workspace root and the absolute working directory of `--workspace` and
