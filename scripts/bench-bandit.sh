@@ -2,7 +2,7 @@
 # Bandit against our `scan` on the same corpus of Python files, in one run.
 #
 # Makes a throwaway venv under target/bench-bandit/ with a pinned bandit from PyPI, generates a
-# corpus of ~4 KB Python files (N, default 50), builds the release CLI once, then times:
+# corpus of ~4 KB Python files (N, default 50), builds `tool-scan` once, then times:
 #   bandit batch     one `bandit -r` process over the whole corpus, divided by N
 #   scan batch       one `tool-scan --lang python FILE...` process over the corpus, / N
 #   bandit per file  one `bandit FILE` process per file
@@ -26,11 +26,12 @@ PYTHON="${PYTHON:-python3}"
 bandit_venv "$WORK"
 BANDIT="$WORK/venv/bin/bandit"
 
-# SCAN=/path/to/tool-scan uses a prebuilt scanner instead of building one.
+# SCAN=/path/to/tool-scan uses a prebuilt scanner instead of building one. Otherwise it is built
+# as the README tells users to build it: `cargo build-scan` (.cargo/config.toml).
 if [ -z "${SCAN:-}" ]; then
-  echo "building tool-scan (release) ..." >&2
-  (cd "$ROOT" && cargo build --quiet --release -p tool-examples --bin tool-scan)
-  SCAN="$ROOT/target/release/tool-scan"
+  echo "building tool-scan (cargo build-scan) ..." >&2
+  (cd "$ROOT" && cargo --quiet build-scan)
+  SCAN="$ROOT/target/scan/tool-scan"
 fi
 "$SCAN" --help >/dev/null
 

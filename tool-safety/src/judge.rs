@@ -177,7 +177,10 @@ pub(crate) fn is_sensitive(path: &str) -> bool {
             "/etc/master.passwd",
         ]
         .iter()
-        .any(|s| p == *s || p.starts_with(&format!("{s}-")) || p.starts_with(&format!("{s}.")))
+        .any(|s| {
+            p.strip_prefix(s)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+        })
         || (p.starts_with("/etc/ssh/") && p.contains("key") && !p.ends_with(".pub"))
         || p.ends_with("/.ssh")
         || (p.contains("/.ssh/id_") && !p.ends_with(".pub"))

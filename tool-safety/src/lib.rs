@@ -31,6 +31,8 @@
 mod audit;
 mod bash;
 mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 mod decision;
 mod describe;
 mod effects;

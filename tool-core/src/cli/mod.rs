@@ -505,6 +505,7 @@ struct ScanOnly {
 /// A program that only scans: `fn main() { tool_core::cli::run_scan() }` takes the arguments of
 /// `scan` and prints the same output, then exits. Nothing but the scanner is linked in, so a
 /// one-shot scan starts faster than through the full command line. Needs the `safety` feature.
+/// The workspace's `tool-scan` program is this command without `tool-core` (crate `tool-scan`).
 #[cfg(feature = "safety")]
 #[cfg_attr(docsrs, doc(cfg(feature = "safety")))]
 pub fn run_scan() -> ! {

@@ -90,7 +90,10 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                         || !(c.starts_with('/') || c.starts_with('~') || c.starts_with('$'))
                         || ["/tmp", "/var/tmp", "/dev/shm", "/private/tmp"]
                             .iter()
-                            .any(|t| n == *t || n.starts_with(&format!("{t}/")))
+                            .any(|t| {
+                                n.strip_prefix(t)
+                                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                            })
                 });
                 if bad {
                     self.push(finding(id::BASH_ENV_PATH, &format!("{name}={value}")), node);

@@ -307,9 +307,10 @@ impl<'t, 's: 't> Py<'_, 's> {
 
     fn http_call(&mut self, q: &str, c: &'t ExprCall, args: &Args<'t>) {
         let (root, method) = q.rsplit_once('.').unwrap_or(("", q));
-        let http = HTTP_ROOTS
-            .iter()
-            .any(|r| root == *r || root.starts_with(&format!("{r}.")));
+        let http = HTTP_ROOTS.iter().any(|r| {
+            root.strip_prefix(r)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        });
         let urllib = matches!(
             q,
             "urllib.request.urlopen" | "urllib.request.Request" | "urllib.request.urlretrieve"
