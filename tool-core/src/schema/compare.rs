@@ -62,7 +62,8 @@ pub fn compare_compiled(
     Ok(Agreement::Same { valid })
 }
 
-#[cfg(all(test, feature = "jsonschema"))]
+#[cfg(test)]
+#[cfg(feature = "jsonschema")]
 mod tests {
     use super::*;
     use serde_json::json;
