@@ -64,6 +64,19 @@ mod tests {
             String::from_utf8(canonical_bytes(&v)).expect("utf8"),
             String::from_utf8(expected).expect("utf8")
         );
+        // Each escaped byte at each place of strings across the eight-byte words.
+        for len in 0..20 {
+            for at in 0..len {
+                for c in ['"', '\\', '\n', '\u{1f}', '\u{0}', 'é'] {
+                    let mut text: Vec<char> = "abcdefghijklmnopqrstu".chars().take(len).collect();
+                    text[at] = c;
+                    let v = serde_json::Value::String(text.into_iter().collect());
+                    let mut expected = serde_json::to_vec_pretty(&v).expect("serializes");
+                    expected.push(b'\n');
+                    assert_eq!(canonical_bytes(&v), expected, "{v}");
+                }
+            }
+        }
         for v in [json!({}), json!([]), json!("x"), json!(null)] {
             let mut expected = serde_json::to_vec_pretty(&v).expect("serializes");
             expected.push(b'\n');
