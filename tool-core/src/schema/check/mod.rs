@@ -84,7 +84,7 @@ impl Checker {
     pub(crate) fn compile(schema: &Value) -> Result<Checker, Unsupported> {
         let mut c = Compiler {
             root: schema,
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(16),
             at: HashMap::new(),
         };
         if let Some(id) = schema.get("$id") {
@@ -109,8 +109,8 @@ impl Checker {
         Ok(checker)
     }
 
-    /// Nodes applied to the same value as `id` (not to a part of it).
-    fn same_value(&self, id: Id) -> Vec<Id> {
+    /// The `i`-th node applied to the same value as `id` (not to a part of it), if any.
+    fn same_value(&self, id: Id, i: usize) -> Option<Id> {
         match &self.nodes[id] {
             Node::Schema(k) => k
                 .ref_
@@ -119,9 +119,9 @@ impl Checker {
                 .chain(&k.any_of)
                 .chain(&k.one_of)
                 .chain(k.not.as_ref().map(|(n, _)| n))
-                .copied()
-                .collect(),
-            _ => Vec::new(),
+                .nth(i)
+                .copied(),
+            _ => None,
         }
     }
 
@@ -130,14 +130,16 @@ impl Checker {
     fn loop_at(&self) -> Option<String> {
         // 0: unseen, 1: on the current path, 2: done.
         let mut state = vec![0u8; self.nodes.len()];
+        // The path walked: each node with the index of its next edge.
+        let mut stack: Vec<(Id, usize)> = Vec::new();
         for start in 0..self.nodes.len() {
             if state[start] != 0 {
                 continue;
             }
-            let mut stack = vec![(start, self.same_value(start), 0usize)];
+            stack.push((start, 0));
             state[start] = 1;
-            while let Some((id, next, i)) = stack.last_mut() {
-                if let Some(&n) = next.get(*i) {
+            while let Some((id, i)) = stack.last_mut() {
+                if let Some(n) = self.same_value(*id, *i) {
                     *i += 1;
                     match state[n] {
                         1 => {
@@ -148,8 +150,7 @@ impl Checker {
                         }
                         0 => {
                             state[n] = 1;
-                            let more = self.same_value(n);
-                            stack.push((n, more, 0));
+                            stack.push((n, 0));
                         }
                         _ => {}
                     }
@@ -240,6 +241,15 @@ impl Compiler<'_> {
         }
     }
 
+    /// The bit of the type `name` in [`Keywords::types`].
+    fn type_bit(&self, name: &str, at: &str) -> Result<u8, Unsupported> {
+        let i = TYPES
+            .iter()
+            .position(|t| *t == name)
+            .ok_or_else(|| self.bad(at, format!("unknown type `{name}`")))?;
+        Ok(1 << i)
+    }
+
     fn list(&mut self, v: &Value, at: &str, key: &str) -> Result<Vec<Id>, Unsupported> {
         let Some(items) = v.as_array().filter(|a| !a.is_empty()) else {
             return Err(self.bad(at, format!("`{key}` that is not a non-empty array")));
@@ -247,13 +257,13 @@ impl Compiler<'_> {
         items
             .iter()
             .enumerate()
-            .map(|(i, s)| self.node(s, join(at, &[key, &i.to_string()])))
+            .map(|(i, s)| self.node(s, join(at, &[key, index(i, &mut [0; 20])])))
             .collect()
     }
 
     #[allow(clippy::too_many_lines)] // One arm per keyword.
     fn keywords(&mut self, map: &Map<String, Value>, at: String) -> Result<Node, Unsupported> {
-        let mut k = Keywords::default();
+        let mut k = Box::<Keywords>::default();
         let mut asserts = false;
         for (key, value) in map {
             let annotation = ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-");
@@ -279,8 +289,8 @@ impl Compiler<'_> {
                 _ if annotation => {}
                 "$id" if at.is_empty() => {}
                 "type" => {
-                    let (names, single) = match value {
-                        Value::String(s) => (vec![s.as_str()], true),
+                    let (bits, single) = match value {
+                        Value::String(s) => (self.type_bit(s, &at)?, true),
                         Value::Array(a) => {
                             let names: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
                             let names = names
@@ -297,7 +307,11 @@ impl Compiler<'_> {
                                     "a `type` list that is empty or names a type twice",
                                 ));
                             }
-                            (names, a.len() == 1)
+                            let mut bits = 0u8;
+                            for name in names {
+                                bits |= self.type_bit(name, &at)?;
+                            }
+                            (bits, a.len() == 1)
                         }
                         _ => {
                             return Err(
@@ -305,14 +319,6 @@ impl Compiler<'_> {
                             )
                         }
                     };
-                    let mut bits = 0u8;
-                    for name in names {
-                        let i = TYPES
-                            .iter()
-                            .position(|t| *t == name)
-                            .ok_or_else(|| self.bad(&at, format!("unknown type `{name}`")))?;
-                        bits |= 1 << i;
-                    }
                     k.types = Some((bits, single));
                 }
                 "enum" => {
@@ -369,6 +375,7 @@ impl Compiler<'_> {
                         .as_object()
                         .ok_or_else(|| self.bad(&at, "`properties` that is not an object"))?;
                     k.properties_given = true;
+                    k.properties.reserve_exact(props.len());
                     for (name, s) in props {
                         let id = self.node(s, join(&at, &["properties", &escape(name)]))?;
                         k.properties.push((name.clone(), id));
@@ -413,7 +420,7 @@ impl Compiler<'_> {
             return Ok(Node::True);
         }
         k.at = at;
-        Ok(Node::Schema(Box::new(k)))
+        Ok(Node::Schema(k))
     }
 
     /// The node a local `$ref` names (`#` or `#/json/pointer`, compiled once).
@@ -471,6 +478,21 @@ fn join(at: &str, segments: &[&str]) -> String {
         out.push_str(s);
     }
     out
+}
+
+/// `i` in decimal, written into `buf`.
+fn index(mut i: usize, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or("0")
 }
 
 /// `Value::pointer`, unescaping a segment only where it has a `~`.
