@@ -59,8 +59,23 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     v
 }
 
-/// An input schema `#[tool]` stated at compile time (JSON text it wrote itself). Text that is
-/// not JSON cannot pass: the schema becomes a string, which the registry refuses.
+/// A JSON object of a schema `#[tool]` stated at compile time, its entries in order: the map is
+/// made with its final size.
+pub fn schema_object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    let mut map = serde_json::Map::with_capacity(N);
+    for (key, value) in entries {
+        map.insert(key.to_owned(), value);
+    }
+    Value::Object(map)
+}
+
+/// A JSON array of a schema `#[tool]` stated at compile time.
+pub fn schema_array<const N: usize>(items: [Value; N]) -> Value {
+    Value::Array(Vec::from(items))
+}
+
+/// An input schema stated at compile time as JSON text, as earlier macro versions wrote it.
+/// Text that is not JSON cannot pass: the schema becomes a string, which the registry refuses.
 pub fn stated_schema(text: &str) -> Value {
     serde_json::from_str(text)
         .unwrap_or_else(|e| Value::String(format!("a stated input schema is not JSON: {e}")))

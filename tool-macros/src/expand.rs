@@ -421,14 +421,20 @@ fn input_schema(
     let chosen = match crate::stated::stated(tool, guarded) {
         None => quote!(__derived_schema()),
         Some(stated) => {
-            let json = &stated.json;
+            let value = crate::stated::build(pv, &stated.value);
             let same = stated
                 .checks
                 .iter()
                 .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
+            // Without declared defaults the stated schema is final.
+            let value = if defaults.is_empty() {
+                value
+            } else {
+                quote!(#pv::with_defaults(#value, &[#(#defaults),*]))
+            };
             quote! {
                 if true #(&& #same)* {
-                    #pv::with_defaults(#pv::stated_schema(#json), &[#(#defaults),*])
+                    #value
                 } else {
                     __derived_schema()
                 }
@@ -525,7 +531,7 @@ mod tests {
                 fn add(a: i64, b: Option<u8>) -> i64 { a }
             },
         );
-        assert!(out.contains("stated_schema"), "{out}");
+        assert!(out.contains("schema_object"), "{out}");
         assert!(
             out.contains("same_type :: < i64 , :: core :: primitive :: i64 > ()"),
             "{out}"
@@ -537,7 +543,7 @@ mod tests {
                 fn add(a: i64, b: Point) -> i64 { a }
             },
         );
-        assert!(!out.contains("stated_schema"), "{out}");
+        assert!(!out.contains("schema_object"), "{out}");
         assert!(out.contains("__derived_schema ()"), "{out}");
     }
 

@@ -1,16 +1,17 @@
 //! The argument schema stated at compile time. For parameters of the common types whose schemars
 //! schema is fixed (`String`, `bool`, the sized integers, `f32`/`f64`, `PathBuf`, guarded paths,
-//! and `Option<_>`/`Vec<_>` of the scalars), the macro writes the finished input schema as JSON
-//! text, so start-up parses it instead of running schemars. It is the schema schemars derives for
-//! the argument struct, with the bounds `tool_core::schema::integers` adds, key for key and in
-//! the same order; a differential test compares the two for every combination handled.
+//! and `Option<_>`/`Vec<_>` of the scalars), the macro states the finished input schema as code
+//! that builds the `serde_json::Value` directly, so start-up neither runs schemars nor parses
+//! JSON text. It is the schema schemars derives for the argument struct, with the bounds
+//! `tool_core::schema::integers` adds, key for key and in the same order; a differential test
+//! compares the two for every combination handled.
 //!
 //! Anything else — a user type, a `#[schemars(..)]` attribute, a doc that schemars would split
 //! into a title — leaves the schema to schemars at run time. The type names are only syntax: the
 //! expansion compares each parameter's type with the type the name stands for here, and a
 //! parameter whose type is another (a user type called `String`) takes the schemars route.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use serde_json::{json, Map, Value};
 
@@ -18,8 +19,8 @@ use crate::model::{last_ident, Param, Tool};
 
 /// The stated schema of a tool's arguments, and the type equalities it rests on.
 pub(crate) struct Stated {
-    /// The input schema as JSON text (before declared defaults, which are values of run time).
-    pub(crate) json: String,
+    /// The input schema (before declared defaults, which are values of run time).
+    pub(crate) value: Value,
     /// Per parameter whose type is named by syntax: the parameter's type and the type its
     /// name stands for. The stated schema holds only if each pair is one type.
     pub(crate) checks: Vec<(syn::Type, TokenStream)>,
@@ -80,9 +81,42 @@ pub(crate) fn stated(tool: &Tool<'_>, guarded: &[String]) -> Option<Stated> {
     let mut root = Value::Object(root);
     state_integer_bounds(&mut root);
     Some(Stated {
-        json: serde_json::to_string(&root).ok()?,
+        value: root,
         checks,
     })
+}
+
+/// Code that builds `value` at run time through `tool_core::__private` (`pv`): each map made
+/// with its final size, keys in `value`'s order.
+pub(crate) fn build(pv: &TokenStream, value: &Value) -> TokenStream {
+    match value {
+        Value::Null => quote!(#pv::serde_json::Value::Null),
+        Value::Bool(b) => quote!(#pv::serde_json::Value::Bool(#b)),
+        Value::Number(n) => {
+            let n = if let Some(u) = n.as_u64() {
+                Literal::u64_suffixed(u)
+            } else if let Some(i) = n.as_i64() {
+                Literal::i64_suffixed(i)
+            } else {
+                // Not stated today; the bits keep the value exact.
+                let bits = Literal::u64_suffixed(n.as_f64().unwrap_or(f64::NAN).to_bits());
+                return quote!(#pv::serde_json::Value::from(::core::primitive::f64::from_bits(#bits)));
+            };
+            quote!(#pv::serde_json::Value::from(#n))
+        }
+        Value::String(s) => quote!(#pv::serde_json::Value::String(#pv::string(#s))),
+        Value::Array(items) => {
+            let items = items.iter().map(|v| build(pv, v));
+            quote!(#pv::schema_array([#(#items),*]))
+        }
+        Value::Object(map) => {
+            let entries = map.iter().map(|(k, v)| {
+                let v = build(pv, v);
+                quote!((#k, #v))
+            });
+            quote!(#pv::schema_object([#(#entries),*]))
+        }
+    }
 }
 
 /// The description schemars gives the field: the one `# Arguments` text of the parameter.
@@ -269,7 +303,7 @@ mod tests {
         )
         .expect("stated");
         assert_eq!(
-            s.json,
+            serde_json::to_string(&s.value).expect("JSON"),
             concat!(
                 r#"{"type":"object","additionalProperties":false,"properties":{"#,
                 r#""a":{"type":"integer","format":"uint32","minimum":0,"description":"the a","maximum":4294967295},"#,
@@ -328,7 +362,7 @@ mod tests {
         )
         .expect("stated");
         assert_eq!(
-            s.json,
+            serde_json::to_string(&s.value).expect("JSON"),
             r#"{"type":"object","additionalProperties":false,"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{}}"#
         );
     }

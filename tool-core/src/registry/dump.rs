@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::decl::{ScriptLang, ToolDecl};
+use crate::schema::canonical::Pretty;
 
 /// The canonical JSON of one declaration (before key sorting).
 pub fn decl_to_json(d: &ToolDecl) -> Value {
@@ -63,63 +64,68 @@ fn setup_json(d: &ToolDecl) -> Value {
 /// copying every schema into one document first (the copies cost more than the writing).
 pub(super) fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -> Vec<u8> {
     let decls: Vec<&ToolDecl> = decls.collect();
-    crate::schema::canonical::canonical_bytes_of(&DumpDoc(&decls))
+    // About what a tool of a few parameters takes, so the buffer rarely grows.
+    let mut w = Pretty::with_capacity(64 + 2048 * decls.len());
+    w.open(b'{');
+    w.key(true, "schema_version");
+    w.u64(1);
+    w.key(false, "tools");
+    w.open(b'[');
+    for (i, d) in decls.iter().enumerate() {
+        w.item(i == 0);
+        decl(&mut w, d);
+    }
+    w.close(b']', !decls.is_empty());
+    w.close(b'}', true);
+    w.finish()
 }
 
-/// The dump document; its keys are written in sorted order.
-struct DumpDoc<'a>(&'a [&'a ToolDecl]);
-
-impl serde::Serialize for DumpDoc<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(2))?;
-        map.serialize_entry("schema_version", &1u64)?;
-        map.serialize_entry("tools", &DeclList(self.0))?;
-        map.end()
+/// One declaration as [`decl_to_json`] builds it, its keys in sorted order (the order below is
+/// alphabetical; a test compares the bytes with the `Value` route).
+fn decl(w: &mut Pretty, d: &ToolDecl) {
+    let opt_str = |w: &mut Pretty, s: Option<&str>| match s {
+        Some(s) => w.string(s),
+        None => w.value(&Value::Null),
+    };
+    w.open(b'{');
+    w.key(true, "concurrency_safe");
+    w.bool(d.concurrency_safe);
+    w.key(false, "description");
+    w.string(&d.description);
+    w.key(false, "destructive");
+    w.bool(d.destructive());
+    w.key(false, "idempotent");
+    w.bool(d.is_idempotent());
+    w.key(false, "input_schema");
+    w.value(&d.input_schema);
+    w.key(false, "name");
+    w.string(&d.name);
+    w.key(false, "open_world");
+    w.bool(d.open_world);
+    w.key(false, "output_schema");
+    w.value(d.output_schema.as_ref().unwrap_or(&Value::Null));
+    w.key(false, "path_args");
+    w.strings(&d.path_args);
+    w.key(false, "read_only");
+    w.bool(d.read_only());
+    w.key(false, "risk");
+    w.string(d.risk.as_str());
+    w.key(false, "script_args");
+    w.strings(&d.script_args);
+    w.key(false, "script_lang");
+    opt_str(w, d.script_lang.map(ScriptLang::as_str));
+    if !d.script_setup.is_empty() {
+        w.key(false, "script_setup");
+        w.value(&setup_json(d));
     }
-}
-
-struct DeclList<'a>(&'a [&'a ToolDecl]);
-
-impl serde::Serialize for DeclList<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|d| DeclDump(d)))
+    w.key(false, "timeout_ms");
+    match d.timeout {
+        Some(t) => w.u64(t.as_millis() as u64),
+        None => w.value(&Value::Null),
     }
-}
-
-/// One declaration as [`decl_to_json`] builds it, with its keys in sorted order (the order
-/// below is alphabetical; a test compares the bytes with the `Value` route).
-struct DeclDump<'a>(&'a ToolDecl);
-
-impl serde::Serialize for DeclDump<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use crate::schema::canonical::SortedKeys;
-        use serde::ser::SerializeMap;
-        let d = self.0;
-        let declared_sockets = !d.unix_sockets.is_empty();
-        let declared_setup = !d.script_setup.is_empty();
-        let extra = usize::from(declared_sockets) + usize::from(declared_setup);
-        let mut map = s.serialize_map(Some(14 + extra))?;
-        map.serialize_entry("concurrency_safe", &d.concurrency_safe)?;
-        map.serialize_entry("description", &d.description)?;
-        map.serialize_entry("destructive", &d.destructive())?;
-        map.serialize_entry("idempotent", &d.is_idempotent())?;
-        map.serialize_entry("input_schema", &SortedKeys(&d.input_schema))?;
-        map.serialize_entry("name", &d.name)?;
-        map.serialize_entry("open_world", &d.open_world)?;
-        map.serialize_entry("output_schema", &d.output_schema.as_ref().map(SortedKeys))?;
-        map.serialize_entry("path_args", &d.path_args)?;
-        map.serialize_entry("read_only", &d.read_only())?;
-        map.serialize_entry("risk", d.risk.as_str())?;
-        map.serialize_entry("script_args", &d.script_args)?;
-        map.serialize_entry("script_lang", &d.script_lang.map(ScriptLang::as_str))?;
-        if declared_setup {
-            map.serialize_entry("script_setup", &SortedKeys(&setup_json(d)))?;
-        }
-        map.serialize_entry("timeout_ms", &d.timeout.map(|t| t.as_millis() as u64))?;
-        if declared_sockets {
-            map.serialize_entry("unix_sockets", &d.unix_sockets)?;
-        }
-        map.end()
+    if !d.unix_sockets.is_empty() {
+        w.key(false, "unix_sockets");
+        w.strings(&d.unix_sockets);
     }
+    w.close(b'}', true);
 }

@@ -65,6 +65,9 @@ pub(super) fn check_defaults(slot: &Slot, schema: &Value) -> Result<(), String> 
     let Some(Value::Object(props)) = schema.get("properties") else {
         return Ok(());
     };
+    if !props.values().any(|prop| prop.get("default").is_some()) {
+        return Ok(());
+    }
     let defaults: serde_json::Map<String, Value> = props
         .iter()
         .filter_map(|(name, prop)| Some((name.clone(), prop.get("default")?.clone())))

@@ -41,6 +41,49 @@ mod tests {
         assert_eq!(canonical_bytes(&v), expected);
     }
 
+    /// The hand-written writer against serde_json's pretty printer of the sorted copy: escapes
+    /// (every control character, quotes, backslashes, non-ASCII), empty and nested containers,
+    /// numbers of each kind, and nesting deeper than one slice of indentation.
+    #[test]
+    fn canonical_bytes_are_serde_jsons_pretty_bytes() {
+        let controls: String = (0u8..0x20).map(char::from).collect();
+        let mut deep = json!({"leaf": [1, {}]});
+        for i in 0..40 {
+            deep = json!({format!("k{i}"): [deep, []], "a": {}});
+        }
+        let v = json!({
+            "s": format!("{controls}\"\\/\u{7f}é😀 end"),
+            "keys": {"b": 1, "a": -2, "\u{1}k\"": 1.5e300, "": 0.1, "z": u64::MAX, "n": i64::MIN},
+            "empty": [{}, [], [[]], {"x": {}}],
+            "scalars": [null, true, false, 0, -0.0, 1e-7],
+            "deep": deep,
+        });
+        let mut expected = serde_json::to_vec_pretty(&sorted(&v)).expect("serializes");
+        expected.push(b'\n');
+        assert_eq!(
+            String::from_utf8(canonical_bytes(&v)).expect("utf8"),
+            String::from_utf8(expected).expect("utf8")
+        );
+        // Each escaped byte at each place of strings across the eight-byte words.
+        for len in 0..20 {
+            for at in 0..len {
+                for c in ['"', '\\', '\n', '\u{1f}', '\u{0}', 'é'] {
+                    let mut text: Vec<char> = "abcdefghijklmnopqrstu".chars().take(len).collect();
+                    text[at] = c;
+                    let v = serde_json::Value::String(text.into_iter().collect());
+                    let mut expected = serde_json::to_vec_pretty(&v).expect("serializes");
+                    expected.push(b'\n');
+                    assert_eq!(canonical_bytes(&v), expected, "{v}");
+                }
+            }
+        }
+        for v in [json!({}), json!([]), json!("x"), json!(null)] {
+            let mut expected = serde_json::to_vec_pretty(&v).expect("serializes");
+            expected.push(b'\n');
+            assert_eq!(canonical_bytes(&v), expected, "{v}");
+        }
+    }
+
     #[test]
     fn no_coercion_and_paths_are_reported() {
         let v = compile(&json!({

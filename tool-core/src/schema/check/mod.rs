@@ -84,7 +84,7 @@ impl Checker {
     pub(crate) fn compile(schema: &Value) -> Result<Checker, Unsupported> {
         let mut c = Compiler {
             root: schema,
-            nodes: Vec::new(),
+            nodes: Vec::with_capacity(16),
             at: HashMap::new(),
         };
         if let Some(id) = schema.get("$id") {
@@ -94,7 +94,12 @@ impl Checker {
         }
         c.node(schema, String::new())?;
         let checker = Checker { nodes: c.nodes };
-        if let Some(at) = checker.loop_at() {
+        // Only a `$ref` leads back to where a walk has been: without one there is no loop.
+        let refers = checker
+            .nodes
+            .iter()
+            .any(|n| matches!(n, Node::Schema(k) if k.ref_.is_some()));
+        if let Some(at) = refers.then(|| checker.loop_at()).flatten() {
             return Err(Unsupported {
                 at,
                 what: "a `$ref` cycle that checks the same value again".to_owned(),
@@ -104,8 +109,8 @@ impl Checker {
         Ok(checker)
     }
 
-    /// Nodes applied to the same value as `id` (not to a part of it).
-    fn same_value(&self, id: Id) -> Vec<Id> {
+    /// The `i`-th node applied to the same value as `id` (not to a part of it), if any.
+    fn same_value(&self, id: Id, i: usize) -> Option<Id> {
         match &self.nodes[id] {
             Node::Schema(k) => k
                 .ref_
@@ -114,9 +119,9 @@ impl Checker {
                 .chain(&k.any_of)
                 .chain(&k.one_of)
                 .chain(k.not.as_ref().map(|(n, _)| n))
-                .copied()
-                .collect(),
-            _ => Vec::new(),
+                .nth(i)
+                .copied(),
+            _ => None,
         }
     }
 
@@ -125,14 +130,16 @@ impl Checker {
     fn loop_at(&self) -> Option<String> {
         // 0: unseen, 1: on the current path, 2: done.
         let mut state = vec![0u8; self.nodes.len()];
+        // The path walked: each node with the index of its next edge.
+        let mut stack: Vec<(Id, usize)> = Vec::new();
         for start in 0..self.nodes.len() {
             if state[start] != 0 {
                 continue;
             }
-            let mut stack = vec![(start, self.same_value(start), 0usize)];
+            stack.push((start, 0));
             state[start] = 1;
-            while let Some((id, next, i)) = stack.last_mut() {
-                if let Some(&n) = next.get(*i) {
+            while let Some((id, i)) = stack.last_mut() {
+                if let Some(n) = self.same_value(*id, *i) {
                     *i += 1;
                     match state[n] {
                         1 => {
@@ -143,8 +150,7 @@ impl Checker {
                         }
                         0 => {
                             state[n] = 1;
-                            let more = self.same_value(n);
-                            stack.push((n, more, 0));
+                            stack.push((n, 0));
                         }
                         _ => {}
                     }
@@ -214,38 +220,34 @@ impl Compiler<'_> {
         Ok(id)
     }
 
-    fn count(
-        &self,
-        map: &Map<String, Value>,
-        key: &str,
-        at: &str,
-    ) -> Result<Option<u64>, Unsupported> {
-        match map.get(key) {
-            None => Ok(None),
-            // `2.0` counts as `2`, as the general engine reads it.
-            Some(v) => v
-                .as_u64()
-                .or_else(|| {
-                    v.as_f64()
-                        .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15)
-                        .map(|f| f as u64)
-                })
-                .map(Some)
-                .ok_or_else(|| self.bad(at, format!("`{key}` that is not a non-negative integer"))),
+    /// The value `v` of keyword `key` as a count.
+    fn count(&self, v: &Value, key: &str, at: &str) -> Result<Option<u64>, Unsupported> {
+        // `2.0` counts as `2`, as the general engine reads it.
+        v.as_u64()
+            .or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15)
+                    .map(|f| f as u64)
+            })
+            .map(Some)
+            .ok_or_else(|| self.bad(at, format!("`{key}` that is not a non-negative integer")))
+    }
+
+    /// The value `v` of keyword `key` as a number.
+    fn number(&self, v: &Value, key: &str, at: &str) -> Result<Option<Number>, Unsupported> {
+        match v {
+            Value::Number(n) => Ok(Some(n.clone())),
+            _ => Err(self.bad(at, format!("`{key}` that is not a number"))),
         }
     }
 
-    fn number(
-        &self,
-        map: &Map<String, Value>,
-        key: &str,
-        at: &str,
-    ) -> Result<Option<Number>, Unsupported> {
-        match map.get(key) {
-            None => Ok(None),
-            Some(Value::Number(n)) => Ok(Some(n.clone())),
-            Some(_) => Err(self.bad(at, format!("`{key}` that is not a number"))),
-        }
+    /// The bit of the type `name` in [`Keywords::types`].
+    fn type_bit(&self, name: &str, at: &str) -> Result<u8, Unsupported> {
+        let i = TYPES
+            .iter()
+            .position(|t| *t == name)
+            .ok_or_else(|| self.bad(at, format!("unknown type `{name}`")))?;
+        Ok(1 << i)
     }
 
     fn list(&mut self, v: &Value, at: &str, key: &str) -> Result<Vec<Id>, Unsupported> {
@@ -255,16 +257,13 @@ impl Compiler<'_> {
         items
             .iter()
             .enumerate()
-            .map(|(i, s)| self.node(s, format!("{at}/{key}/{i}")))
+            .map(|(i, s)| self.node(s, join(at, &[key, index(i, &mut [0; 20])])))
             .collect()
     }
 
     #[allow(clippy::too_many_lines)] // One arm per keyword.
     fn keywords(&mut self, map: &Map<String, Value>, at: String) -> Result<Node, Unsupported> {
-        let mut k = Keywords {
-            at: at.clone(),
-            ..Keywords::default()
-        };
+        let mut k = Box::<Keywords>::default();
         let mut asserts = false;
         for (key, value) in map {
             let annotation = ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-");
@@ -277,14 +276,21 @@ impl Compiler<'_> {
                         .as_object()
                         .ok_or_else(|| self.bad(&at, format!("a `{key}` that is not an object")))?;
                     for name in defs.keys() {
-                        self.reference(&format!("#{at}/{key}/{}", escape(name)), &at)?;
+                        let pointer = join(&at, &[key, &escape(name)]);
+                        if pointer.contains('%') {
+                            return Err(self.uncovered(
+                                &at,
+                                format!("`$ref` `#{pointer}` that is not a plain JSON pointer"),
+                            ));
+                        }
+                        self.reference_pointer(&pointer, &at)?;
                     }
                 }
                 _ if annotation => {}
                 "$id" if at.is_empty() => {}
                 "type" => {
-                    let (names, single) = match value {
-                        Value::String(s) => (vec![s.as_str()], true),
+                    let (bits, single) = match value {
+                        Value::String(s) => (self.type_bit(s, &at)?, true),
                         Value::Array(a) => {
                             let names: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
                             let names = names
@@ -301,7 +307,11 @@ impl Compiler<'_> {
                                     "a `type` list that is empty or names a type twice",
                                 ));
                             }
-                            (names, a.len() == 1)
+                            let mut bits = 0u8;
+                            for name in names {
+                                bits |= self.type_bit(name, &at)?;
+                            }
+                            (bits, a.len() == 1)
                         }
                         _ => {
                             return Err(
@@ -309,14 +319,6 @@ impl Compiler<'_> {
                             )
                         }
                     };
-                    let mut bits = 0u8;
-                    for name in names {
-                        let i = TYPES
-                            .iter()
-                            .position(|t| *t == name)
-                            .ok_or_else(|| self.bad(&at, format!("unknown type `{name}`")))?;
-                        bits |= 1 << i;
-                    }
                     k.types = Some((bits, single));
                 }
                 "enum" => {
@@ -326,18 +328,18 @@ impl Compiler<'_> {
                     k.enum_ = Some(value.clone());
                 }
                 "const" => k.const_ = Some(value.clone()),
-                "minimum" => k.minimum = self.number(map, key, &at)?,
-                "maximum" => k.maximum = self.number(map, key, &at)?,
-                "exclusiveMinimum" => k.exclusive_minimum = self.number(map, key, &at)?,
-                "exclusiveMaximum" => k.exclusive_maximum = self.number(map, key, &at)?,
+                "minimum" => k.minimum = self.number(value, key, &at)?,
+                "maximum" => k.maximum = self.number(value, key, &at)?,
+                "exclusiveMinimum" => k.exclusive_minimum = self.number(value, key, &at)?,
+                "exclusiveMaximum" => k.exclusive_maximum = self.number(value, key, &at)?,
                 "multipleOf" => {
                     let m = value.as_f64().filter(|m| *m > 0.0 && m.is_finite());
                     k.multiple_of = Some(m.ok_or_else(|| {
                         self.bad(&at, "a `multipleOf` that is not a positive number")
                     })?);
                 }
-                "minLength" => k.min_length = self.count(map, key, &at)?,
-                "maxLength" => k.max_length = self.count(map, key, &at)?,
+                "minLength" => k.min_length = self.count(value, key, &at)?,
+                "maxLength" => k.max_length = self.count(value, key, &at)?,
                 "pattern" => {
                     let p = value
                         .as_str()
@@ -359,10 +361,10 @@ impl Compiler<'_> {
                     if value.is_array() {
                         return Err(self.uncovered(&at, "an `items` array (not Draft 2020-12)"));
                     }
-                    k.items = Some(self.node(value, format!("{at}/items"))?);
+                    k.items = Some(self.node(value, join(&at, &["items"]))?);
                 }
-                "minItems" => k.min_items = self.count(map, key, &at)?,
-                "maxItems" => k.max_items = self.count(map, key, &at)?,
+                "minItems" => k.min_items = self.count(value, key, &at)?,
+                "maxItems" => k.max_items = self.count(value, key, &at)?,
                 "uniqueItems" => {
                     k.unique_items = value
                         .as_bool()
@@ -373,8 +375,9 @@ impl Compiler<'_> {
                         .as_object()
                         .ok_or_else(|| self.bad(&at, "`properties` that is not an object"))?;
                     k.properties_given = true;
+                    k.properties.reserve_exact(props.len());
                     for (name, s) in props {
-                        let id = self.node(s, format!("{at}/properties/{}", escape(name)))?;
+                        let id = self.node(s, join(&at, &["properties", &escape(name)]))?;
                         k.properties.push((name.clone(), id));
                     }
                 }
@@ -396,14 +399,14 @@ impl Compiler<'_> {
                     k.required = names;
                 }
                 "additionalProperties" => {
-                    k.additional = Some(self.node(value, format!("{at}/additionalProperties"))?);
+                    k.additional = Some(self.node(value, join(&at, &["additionalProperties"]))?);
                 }
-                "minProperties" => k.min_properties = self.count(map, key, &at)?,
-                "maxProperties" => k.max_properties = self.count(map, key, &at)?,
+                "minProperties" => k.min_properties = self.count(value, key, &at)?,
+                "maxProperties" => k.max_properties = self.count(value, key, &at)?,
                 "allOf" => k.all_of = self.list(value, &at, "allOf")?,
                 "anyOf" => k.any_of = self.list(value, &at, "anyOf")?,
                 "oneOf" => k.one_of = self.list(value, &at, "oneOf")?,
-                "not" => k.not = Some((self.node(value, format!("{at}/not"))?, value.clone())),
+                "not" => k.not = Some((self.node(value, join(&at, &["not"]))?, value.clone())),
                 "$ref" => {
                     let r = value
                         .as_str()
@@ -416,7 +419,8 @@ impl Compiler<'_> {
         if !asserts {
             return Ok(Node::True);
         }
-        Ok(Node::Schema(Box::new(k)))
+        k.at = at;
+        Ok(Node::Schema(k))
     }
 
     /// The node a local `$ref` names (`#` or `#/json/pointer`, compiled once).
@@ -429,10 +433,14 @@ impl Compiler<'_> {
                 self.uncovered(at, format!("`$ref` `{r}` that is not a plain JSON pointer"))
             );
         }
+        self.reference_pointer(pointer, at)
+    }
+
+    /// The node at the JSON pointer `pointer` (a `$ref` to `#` and that pointer), compiled once.
+    fn reference_pointer(&mut self, pointer: &str, at: &str) -> Result<Id, Unsupported> {
         let root = self.root;
-        let target = root
-            .pointer(pointer)
-            .ok_or_else(|| self.bad(at, format!("`$ref` `{r}` that names nothing")))?;
+        let target = resolve(root, pointer)
+            .ok_or_else(|| self.bad(at, format!("`$ref` `#{pointer}` that names nothing")))?;
         if let Some(&id) = self.at.get(pointer) {
             return Ok(id);
         }
@@ -458,6 +466,62 @@ impl Compiler<'_> {
             )
         })
     }
+}
+
+/// `at` with each of `segments` appended as a JSON pointer segment (escaped already).
+fn join(at: &str, segments: &[&str]) -> String {
+    let len = at.len() + segments.iter().map(|s| s.len() + 1).sum::<usize>();
+    let mut out = String::with_capacity(len);
+    out.push_str(at);
+    for s in segments {
+        out.push('/');
+        out.push_str(s);
+    }
+    out
+}
+
+/// `i` in decimal, written into `buf`.
+fn index(mut i: usize, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (i % 10) as u8;
+        i /= 10;
+        if i == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or("0")
+}
+
+/// `Value::pointer`, unescaping a segment only where it has a `~`.
+fn resolve<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    let rest = pointer.strip_prefix('/')?;
+    rest.split('/').try_fold(root, |target, segment| {
+        let token = if segment.contains('~') {
+            std::borrow::Cow::Owned(segment.replace("~1", "/").replace("~0", "~"))
+        } else {
+            std::borrow::Cow::Borrowed(segment)
+        };
+        match target {
+            Value::Object(map) => map.get(token.as_ref()),
+            Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
+            _ => None,
+        }
+    })
+}
+
+/// An array index in a JSON pointer, as `Value::pointer` reads it: digits, no leading `+`,
+/// no leading zero but for `0` itself.
+fn parse_index(s: &str) -> Option<usize> {
+    if s.starts_with('+') || (s.starts_with('0') && s.len() != 1) {
+        return None;
+    }
+    s.parse().ok()
 }
 
 #[cfg(test)]
