@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use test_support::procs::json_lines;
+
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -429,17 +431,4 @@ fn a_binary_that_links_no_tool_is_refused_with_the_fix_and_the_fix_works() {
     );
     assert_eq!(lines[2]["error_code"], "missing_key", "{}", lines[2]);
     assert_eq!(lines[3]["output"], "1", "{}", lines[3]);
-}
-
-/// A program's stdout as JSON lines, after checking it exited 0.
-fn json_lines(out: &Output) -> Vec<serde_json::Value> {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
 }

@@ -6,9 +6,8 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call_with, CallArgs};
+use tool_core::cli::call::CallArgs;
 use tool_core::executor::{CallOptions, Executor, ExecutorConfig};
-use tool_core::resource::Resources;
 use tool_core::schema::export::{openai, Dialect};
 use tool_core::{tool, Registry};
 
@@ -35,20 +34,7 @@ pub(crate) fn call_args(ws: &std::path::Path) -> CallArgs {
 }
 
 pub(crate) fn run_lines(registry: Arc<Registry>, args: &CallArgs, input: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    run_call_with(
-        registry,
-        &Resources::new(),
-        input.as_bytes(),
-        &mut out,
-        args,
-    )
-    .expect("call runs");
-    String::from_utf8(out)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
-        .collect()
+    crate::exec_support::call_lines(registry, args, input)
 }
 
 fn openai_call(id: &str, arguments: &Value) -> String {

@@ -5,14 +5,13 @@
 
 use std::sync::Arc;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Map};
 use tokio_util::sync::CancellationToken;
 use tool_core::audit::MemoryAuditSink;
-use tool_core::cli::call::{run_call_with, CallArgs};
+use tool_core::cli::call::CallArgs;
 use tool_core::mcp::{ExecutorBackend, McpBackend, McpCallContext, McpCallOutcome};
 use tool_core::outcome::{ToolError, ToolErrorCode};
 use tool_core::reply::{reply, Provider};
-use tool_core::resource::Resources;
 use tool_core::{tool, Executor, ExecutorConfig, ReasonCode, Registry};
 
 /// The application's own error type.
@@ -150,16 +149,7 @@ fn call_prints_the_code_in_its_result_line() {
     };
     let input = "{\"tool\": \"ec_lookup\", \"args\": {\"key\": \"zz\"}}\n\
                  {\"tool\": \"ec_lookup\", \"args\": {\"key\": \"a\"}}\n";
-    let mut out = Vec::new();
-    run_call_with(
-        registry(),
-        &Resources::new(),
-        input.as_bytes(),
-        &mut out,
-        &args,
-    )
-    .expect("call runs");
-    let lines: Vec<Value> = crate::exec_support::json_lines(out);
+    let lines = crate::exec_support::call_lines(registry(), &args, input);
     assert_eq!(lines[0]["status"], "failed");
     assert_eq!(lines[0]["code"], "tool_error");
     assert_eq!(lines[0]["error_code"], "not_found", "{}", lines[0]);

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Map, Value};
 use tool_core::approval::{ApprovalDecision, ApprovalRequest, Approver};
 use tool_core::call::ToolCall;
-use tool_core::cli::call::{ApproveMode, CallArgs, SandboxArg};
+use tool_core::cli::call::{run_call_with, ApproveMode, CallArgs, SandboxArg};
 use tool_core::registry::ToolDef;
+use tool_core::resource::Resources;
 use tool_core::{Executor, ExecutorConfig, Registry, Risk};
 
 /// `call`'s arguments over `workspace` as most tests want them: approvals denied, no audit log,
@@ -66,6 +67,21 @@ pub fn module_executor(
     )
     .expect("executor");
     (dir, exec)
+}
+
+/// `call` (`run_call_with`, no resources) over the lines of `input`; what it wrote, one JSON value
+/// a line.
+pub fn call_lines(registry: Arc<Registry>, args: &CallArgs, input: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    run_call_with(
+        registry,
+        &Resources::new(),
+        input.as_bytes(),
+        &mut out,
+        args,
+    )
+    .expect("call runs");
+    json_lines(out)
 }
 
 /// What `call` wrote: one JSON value a line.

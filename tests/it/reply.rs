@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use serde_json::{json, Value};
-use tool_core::cli::call::{run_call_with, CallArgs};
+use tool_core::cli::call::CallArgs;
 use tool_core::content::{Audio, Content, EmbeddedResource, Image};
 use tool_core::reply::Provider;
-use tool_core::resource::Resources;
 use tool_core::{tool, Registry};
 
 /// Add two numbers.
@@ -48,20 +47,7 @@ pub(crate) fn replies(provider: Provider, batch: bool, input: &str) -> Vec<Value
         reply: Some(provider),
         ..crate::exec_support::call_args(ws.path())
     };
-    let mut out = Vec::new();
-    run_call_with(
-        registry(),
-        &Resources::new(),
-        input.as_bytes(),
-        &mut out,
-        &args,
-    )
-    .expect("call runs");
-    let out: Vec<Value> = String::from_utf8(out)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
-        .collect();
+    let out = crate::exec_support::call_lines(registry(), &args, input);
     for line in &out {
         assert_documented_shape(provider, batch, line);
     }

@@ -5,11 +5,11 @@
 
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
+use test_support::procs::{per_run, wait_until_gone, Sentinel};
 use test_support::site::{Site, CANARY};
 use tool_core::approval::FixedApprover;
 use tool_core::audit::MemoryAuditSink;
@@ -355,26 +355,6 @@ async fn run_bash_cannot_read_or_change_a_canary_outside_the_workspace() {
     assert!(!s.ws.join("stolen").exists() && !s.ws.join("linked").exists());
 }
 
-/// A process outside the sandbox that the test owns and kills at the end.
-struct Sentinel(Child);
-
-impl Sentinel {
-    fn start(secs: &str) -> Sentinel {
-        Sentinel(Command::new("sleep").arg(secs).spawn().expect("sleep"))
-    }
-
-    fn alive(&mut self) -> bool {
-        matches!(self.0.try_wait(), Ok(None))
-    }
-}
-
-impl Drop for Sentinel {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn run_bash_with_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
     if !kernel_ready("kill -9 sentinel") {
@@ -382,7 +362,7 @@ async fn run_bash_with_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
     }
     let s = site();
     let mut sentinel = Sentinel::start("300");
-    let pid = sentinel.0.id();
+    let pid = sentinel.pid();
     let command = format!("kill -9 {pid}; kill -KILL -1; pkill sleep; true");
     // The static scan already refuses the script; the kernel must hold without it too.
     let (scanned, _) = examples(&s.ws);
@@ -396,57 +376,6 @@ async fn run_bash_with_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
         sentinel.alive(),
         "the sentinel was killed from inside the sandbox"
     );
-}
-
-/// Processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
-            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            if text.contains(marker) {
-                found.push(format!("{}: {text}", name.to_string_lossy()));
-            }
-        }
-    }
-    found
-}
-
-/// `command` with every `sleep 3NNN` made unique to this test run (`sleep 3NNN.PID`), so that a
-/// stray sleeper of another run on the same machine is never mistaken for one of ours.
-fn per_run(command: &str) -> String {
-    let token = format!(".{}", std::process::id());
-    let mut out = String::new();
-    let mut rest = command;
-    while let Some(i) = rest.find("sleep 3") {
-        let digits = rest[i + 6..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len() - i - 6);
-        out.push_str(&rest[..i + 6 + digits]);
-        out.push_str(&token);
-        rest = &rest[i + 6 + digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Processes of this run (see [`per_run`]) whose command line contains `marker`, once they are
-/// gone or `within` has passed.
-fn wait_until_gone(marker: &str, within: Duration) -> Vec<String> {
-    let token = format!(".{}", std::process::id());
-    let start = Instant::now();
-    loop {
-        let mut left = processes_with(marker);
-        left.retain(|p| p.contains(&token));
-        if left.is_empty() || start.elapsed() > within {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[tokio::test]

@@ -414,22 +414,13 @@ impl ToolContext {
         call_id: impl Into<String>,
         workspace: impl Into<PathBuf>,
     ) -> Self {
-        ToolContext {
-            session_id: Arc::from(session_id.into()),
-            call_id: Arc::from(call_id.into()),
-            workspace: Arc::from(workspace.into()),
-            cancel: CancellationToken::new(),
-            progress: None,
-            log: None,
-            state: Arc::new(SessionState::new()),
-            output_budget: None,
-            paths: Vec::new(),
-            sandbox: None,
-            resources: None,
-            input: None,
-            input_tally: Arc::default(),
-            input_runtime: None,
-        }
+        ToolContext::for_call(
+            Arc::from(session_id.into()),
+            Arc::from(call_id.into()),
+            Arc::from(workspace.into()),
+            CancellationToken::new(),
+            Arc::new(SessionState::new()),
+        )
     }
 
     /// The executor's constructor: everything shared is passed in, nothing is made only to be

@@ -6,34 +6,26 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{json, Value};
+use test_support::stdio::StdioPeer;
 
 use common::BIN;
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp_fixture_server");
 
-/// Longest wait for one answer; a hang fails the test instead of blocking it.
-const ANSWER_WITHIN: Duration = Duration::from_secs(90);
-
-/// A client of `proxy` over its stdin/stdout; it approves what it is asked when `approve`.
+/// A client of `proxy` over its stdin/stdout; it approves what it is asked when `peer.approve`.
 struct Proxy {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    peer: StdioPeer,
     next_id: u64,
-    approve: bool,
-    elicitations: usize,
 }
 
 impl Proxy {
     fn start(ws: &Path, extra: &[&str]) -> Proxy {
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["proxy", "--workspace"])
             .arg(ws)
             .args([
@@ -46,68 +38,17 @@ impl Proxy {
             .arg("--")
             .arg(FIXTURE)
             .args(["--stdio", "--workspace"])
-            .arg(ws)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("proxy starts");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+            .arg(ws);
         Proxy {
-            child,
-            stdin,
-            lines,
+            peer: StdioPeer::start(&mut command, "proxy"),
             next_id: 1,
-            approve: false,
-            elicitations: 0,
         }
-    }
-
-    fn send_line(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").expect("write to the proxy");
-        self.stdin.flush().expect("flush");
     }
 
     /// Send a request (a raw line with this id) and answer the proxy's own requests until the
     /// response arrives.
     fn exchange(&mut self, id: u64, line: &str) -> Value {
-        self.send_line(line);
-        let start = Instant::now();
-        loop {
-            let left = ANSWER_WITHIN.saturating_sub(start.elapsed());
-            let line = match self.lines.recv_timeout(left) {
-                Ok(l) => l,
-                Err(RecvTimeoutError::Timeout) => panic!("no answer to {id} within the limit"),
-                Err(RecvTimeoutError::Disconnected) => panic!("the proxy closed during {id}"),
-            };
-            let msg: Value = serde_json::from_str(&line).expect("the proxy writes JSON lines");
-            match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
-                (Some("elicitation/create"), Some(sid)) if self.approve => {
-                    self.elicitations += 1;
-                    let answer = json!({"jsonrpc": "2.0", "id": sid, "result": {
-                        "action": "accept", "content": {"approve": true}
-                    }});
-                    self.send_line(&answer.to_string());
-                }
-                (Some(other), Some(sid)) => {
-                    let answer = json!({"jsonrpc": "2.0", "id": sid, "error": {
-                        "code": -32601, "message": format!("{other} not offered by this client")
-                    }});
-                    self.send_line(&answer.to_string());
-                }
-                (None, Some(rid)) if rid == &json!(id) => return msg,
-                _ => {}
-            }
-        }
+        self.peer.exchange(id, line, &id.to_string())
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -121,13 +62,6 @@ impl Proxy {
     fn stateless(&mut self, method: &str, mut params: Value, elicitation: bool) -> Value {
         params["_meta"] = meta(elicitation);
         self.request(method, params)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -224,26 +158,27 @@ fn proxy_serves_a_2025_11_25_session_and_asks_it_for_approval() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("n.txt"), "note").expect("a note");
     let mut p = Proxy::start(dir.path(), &["--child-revision", "2025-11-25"]);
-    p.approve = true;
+    p.peer.approve = true;
     let init = p.request(
         "initialize",
         json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
                "clientInfo": {"name": "proxy-cli-test", "version": "1"}}),
     );
     assert_eq!(result(&init)["protocolVersion"], "2025-11-25", "{init}");
-    p.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    p.peer
+        .send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let r = p.request(
         "tools/call",
         json!({"name": "count_words", "arguments": {"text": "a b"}}),
     );
     assert_eq!(result(&r)["structuredContent"]["words"], 2, "{r}");
-    assert_eq!(p.elicitations, 0, "a safe tool is not approved");
+    assert_eq!(p.peer.elicitations, 0, "a safe tool is not approved");
     let r = p.request(
         "tools/call",
         json!({"name": "read_note", "arguments": {"path": "n.txt"}}),
     );
     assert_eq!(
-        p.elicitations, 1,
+        p.peer.elicitations, 1,
         "the proxy asks for the child's read-only tool"
     );
     assert_eq!(result(&r)["content"][0]["text"], "note", "{r}");

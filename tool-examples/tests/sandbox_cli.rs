@@ -7,11 +7,12 @@ mod common;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use test_support::procs::{json_lines, per_run, wait_until_gone, Sentinel};
 
-use common::{audit_log, intact, kernel_ready, per_run, site, sleepers, Site, BIN, CANARY};
+use common::{audit_log, intact, kernel_ready, site, Site, BIN, CANARY};
 
 /// Runs `call --workspace WS --approve allow --audit FILE` on these lines; one result per line.
 fn call(site: &Site, lines: &[String]) -> Vec<Value> {
@@ -35,16 +36,7 @@ fn call_with(site: &Site, extra: &[&str], lines: &[String]) -> Vec<Value> {
         writeln!(input, "{l}").expect("write");
     }
     drop(input);
-    let out = child.wait_with_output().expect("call exits");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON result line"))
-        .collect()
+    json_lines(&child.wait_with_output().expect("call exits"))
 }
 
 fn bash(command: &str) -> String {
@@ -104,14 +96,13 @@ fn run_bash_over_call_with_kill_9_leaves_a_sentinel_alive() {
         return;
     }
     let s = site();
-    let mut sentinel = Command::new("sleep").arg("300").spawn().expect("sleep");
-    let pid = sentinel.id();
+    let mut sentinel = Sentinel::start("300");
+    let pid = sentinel.pid();
     let results = call(&s, &[bash(&format!("kill -9 {pid}; true"))]);
     assert_eq!(results[0]["status"], "ok", "{}", results[0]);
     std::thread::sleep(Duration::from_millis(200));
-    let alive = matches!(sentinel.try_wait(), Ok(None));
-    let _ = sentinel.kill();
-    let _ = sentinel.wait();
+    let alive = sentinel.alive();
+    drop(sentinel);
     assert!(alive, "the sentinel was killed from inside the sandbox");
 }
 
@@ -137,18 +128,11 @@ fn run_bash_over_call_leaves_no_child_behind_and_times_out_as_timeout() {
     );
     assert_eq!(results[0]["status"], "ok", "{}", results[0]);
     assert_eq!(results[1]["code"], "timeout", "{}", results[1]);
-    let start = Instant::now();
-    loop {
-        let left = sleepers("sleep 328");
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "children outlived the `call` process: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let left = wait_until_gone("sleep 328", Duration::from_secs(3));
+    assert!(
+        left.is_empty(),
+        "children outlived the `call` process: {left:?}"
+    );
 }
 
 #[test]

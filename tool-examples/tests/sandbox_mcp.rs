@@ -6,26 +6,20 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use test_support::procs::{per_run, wait_until_gone, Sentinel};
+use test_support::stdio::StdioPeer;
 
-use common::{intact, kernel_ready, per_run, site, sleepers, BIN, CANARY};
-
-/// Longest wait for one answer; a hang fails the test instead of blocking it.
-const ANSWER_WITHIN: Duration = Duration::from_secs(90);
+use common::{intact, kernel_ready, site, BIN, CANARY};
 
 /// An MCP client over the server's stdin/stdout that approves every elicitation.
 struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    peer: StdioPeer,
     next_id: u64,
-    elicitations: usize,
 }
 
 impl Client {
@@ -34,32 +28,14 @@ impl Client {
     }
 
     fn start_with(ws: &Path, extra: &[&str]) -> Client {
-        let mut child = Command::new(BIN)
+        let mut command = Command::new(BIN);
+        command
             .args(["serve", "--stdio", "--workspace"])
             .arg(ws)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("serve starts");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Client {
-            child,
-            stdin,
-            lines,
-            next_id: 1,
-            elicitations: 0,
-        };
+            .args(extra);
+        let mut peer = StdioPeer::start(&mut command, "serve");
+        peer.approve = true;
+        let mut client = Client { peer, next_id: 1 };
         let init = client.request(
             "initialize",
             json!({
@@ -74,43 +50,15 @@ impl Client {
     }
 
     fn send(&mut self, msg: &Value) {
-        writeln!(self.stdin, "{msg}").expect("write to the server");
-        self.stdin.flush().expect("flush");
+        self.peer.send_line(&msg.to_string());
     }
 
     /// Sends a request and answers the server's own requests until the response arrives.
     fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let start = Instant::now();
-        loop {
-            let left = ANSWER_WITHIN.saturating_sub(start.elapsed());
-            let line = match self.lines.recv_timeout(left) {
-                Ok(l) => l,
-                Err(RecvTimeoutError::Timeout) => panic!("no answer to {method} within the limit"),
-                Err(RecvTimeoutError::Disconnected) => panic!("the server closed during {method}"),
-            };
-            let msg: Value = serde_json::from_str(&line).expect("the server writes JSON lines");
-            match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
-                (Some("elicitation/create"), Some(sid)) => {
-                    self.elicitations += 1;
-                    let answer = json!({"jsonrpc": "2.0", "id": sid, "result": {
-                        "action": "accept", "content": {"approve": true}
-                    }});
-                    self.send(&answer);
-                }
-                (Some(other), Some(sid)) => {
-                    let answer = json!({"jsonrpc": "2.0", "id": sid, "error": {
-                        "code": -32601, "message": format!("{other} not offered by this client")
-                    }});
-                    self.send(&answer);
-                }
-                (Some(_), None) => {} // a notification
-                (None, Some(rid)) if rid == &json!(id) => return msg,
-                (None, _) => {}
-            }
-        }
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.peer.exchange(id, &line.to_string(), method)
     }
 
     /// `tools/call`; returns the call result (`content`, `isError`, ...).
@@ -123,13 +71,6 @@ impl Client {
 
     fn bash(&mut self, command: &str) -> Value {
         self.call("run_bash", json!({"command": command}))
-    }
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -191,9 +132,9 @@ fn canary_attacks(extra: &[&str]) -> usize {
     assert!(!failed(&ok), "{ok}");
     assert!(text(&ok).contains("inside"), "{ok}");
     assert!(
-        client.elicitations >= 6,
+        client.peer.elicitations >= 6,
         "run_bash calls are approved through elicitation ({} asked)",
-        client.elicitations
+        client.peer.elicitations
     );
     reached_kernel
 }
@@ -295,8 +236,8 @@ fn run_bash_over_mcp_cannot_kill_a_sentinel_or_leave_children_behind() {
         return;
     }
     let s = site();
-    let mut sentinel = Command::new("sleep").arg("300").spawn().expect("sleep");
-    let pid = sentinel.id();
+    let mut sentinel = Sentinel::start("300");
+    let pid = sentinel.pid();
     let mut client = Client::start(&s.ws);
     let kill = client.bash(&format!("kill -9 {pid}; true"));
     assert!(!failed(&kill), "{kill}");
@@ -311,21 +252,10 @@ fn run_bash_over_mcp_cannot_kill_a_sentinel_or_leave_children_behind() {
     assert!(failed(&timeout), "{timeout}");
     assert!(text(&timeout).starts_with("timeout"), "{timeout}");
     std::thread::sleep(Duration::from_millis(200));
-    let alive = matches!(sentinel.try_wait(), Ok(None));
-    let _ = sentinel.kill();
-    let _ = sentinel.wait();
+    let alive = sentinel.alive();
+    drop(sentinel);
     assert!(alive, "the sentinel was killed from inside the sandbox");
     // The server is still running: the children must be gone anyway.
-    let start = Instant::now();
-    loop {
-        let left = sleepers("sleep 329");
-        if left.is_empty() {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(3),
-            "children outlived their calls: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let left = wait_until_gone("sleep 329", Duration::from_secs(3));
+    assert!(left.is_empty(), "children outlived their calls: {left:?}");
 }

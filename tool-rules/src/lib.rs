@@ -254,6 +254,7 @@ mod tests {
     #[test]
     fn timeouts_parse() {
         assert_eq!(parse_timeout_ms("30s"), Some(30_000));
+        assert_eq!(parse_timeout_ms("250ms"), Some(250));
         assert_eq!(parse_timeout_ms(" 250ms "), Some(250));
         assert_eq!(parse_timeout_ms("2m"), Some(120_000));
         assert_eq!(parse_timeout_ms("1h"), Some(3_600_000));

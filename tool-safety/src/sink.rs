@@ -2,7 +2,7 @@
 
 use crate::catalog::{finding, id};
 use crate::decision::SafetyDecision;
-use crate::effects::{Effect, EffectKind, EffectTarget, MAX_EFFECTS};
+use crate::effects::{Direction, Effect, EffectKind, EffectTarget, MAX_EFFECTS};
 use crate::paths::PathClass;
 use crate::report::SafetyFinding;
 use tool_rules::ScriptLang;
@@ -95,6 +95,32 @@ impl Sink {
         if !self.effects.contains(&e) {
             self.effects.push(e);
         }
+    }
+
+    /// Record a network effect ([`EffectKind::Network`]); its target is the host when one is
+    /// known.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn network(
+        &mut self,
+        url: Option<String>,
+        host: Option<String>,
+        port: Option<u16>,
+        direction: Direction,
+        sends: Option<String>,
+        at: (u32, u32),
+        evidence: &str,
+    ) {
+        let target = host
+            .clone()
+            .map_or(EffectTarget::Unknown, EffectTarget::Resolved);
+        let kind = EffectKind::Network {
+            url,
+            host,
+            port,
+            direction,
+            sends,
+        };
+        self.effect(kind, target, at, evidence);
     }
 
     /// Add a finding at a 1-based position, dropping exact duplicates (same rule, same place).

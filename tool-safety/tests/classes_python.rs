@@ -5,8 +5,11 @@
 //! [host=HOST]`; `want` names an effect kind (`network`, `process_control`...) or a finding's
 //! rule id, and `host` a host some network effect must list.
 
+mod common;
+
 use std::path::Path;
 
+use common::assert_allowed_listing_the_kernel_read;
 use tool_safety::{
     EffectKind, SafetyDecision, SafetyPolicy, SafetyScanRequest, Scanner, ScriptLang,
 };
@@ -144,19 +147,7 @@ fn platform_fields_are_listed_and_the_whole_record_reviewed() {
         "import platform as pf\nprint(pf.machine(), pf.release())\n",
         "from platform import architecture\nprint(architecture())\n",
     ] {
-        let r = scan(src);
-        assert_eq!(
-            r.decision,
-            SafetyDecision::Allow,
-            "{src}: {:?}",
-            r.rule_ids()
-        );
-        assert!(
-            r.effects
-                .iter()
-                .any(|e| matches!(&e.kind, EffectKind::HostInfo { what } if what == "kernel")),
-            "{src}: the read is listed"
-        );
+        assert_allowed_listing_the_kernel_read(src, &scan(src));
     }
     for src in [
         "import platform\nprint(platform.uname())\n",

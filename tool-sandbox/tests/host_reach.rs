@@ -6,11 +6,10 @@
 mod common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::Path;
 use std::time::Duration;
 
-use common::{kernel_confines_processes, launcher, marker, Scene};
+use common::{kernel_confines_processes, launcher, marker, Scene, Sockets};
 use tool_sandbox::{
     CancellationToken, FsAccess, Launcher, LimitHit, Mode, ProcessOutput, Rlimits, SandboxPolicy,
     SandboxedCommand,
@@ -183,40 +182,6 @@ async fn extended_attributes_of_host_files_cannot_be_read() {
             !confined,
             "confined: {confined}: {out:?}"
         );
-    }
-}
-
-/// A stream and a datagram socket under a directory next to the workspace.
-struct Sockets {
-    _dir: tempfile::TempDir,
-    stream: UnixListener,
-    stream_path: std::path::PathBuf,
-    datagram: UnixDatagram,
-    datagram_path: std::path::PathBuf,
-}
-
-impl Sockets {
-    fn new() -> Sockets {
-        let dir = tempfile::tempdir().expect("socket dir");
-        let stream_path = dir.path().join("stream.sock");
-        let datagram_path = dir.path().join("dgram.sock");
-        let stream = UnixListener::bind(&stream_path).expect("stream socket");
-        stream.set_nonblocking(true).expect("nonblocking");
-        let datagram = UnixDatagram::bind(&datagram_path).expect("datagram socket");
-        datagram.set_nonblocking(true).expect("nonblocking");
-        Sockets {
-            _dir: dir,
-            stream,
-            stream_path,
-            datagram,
-            datagram_path,
-        }
-    }
-
-    /// Whether anything connected or arrived.
-    fn reached(&self) -> bool {
-        let mut buf = [0u8; 64];
-        self.stream.accept().is_ok() || self.datagram.recv(&mut buf).is_ok()
     }
 }
 

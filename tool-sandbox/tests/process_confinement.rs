@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{kernel_confines_processes, launcher, marker, processes_with_marker, Scene};
+use test_support::procs::Sentinel;
 use tool_sandbox::{
     CancellationToken, FsAccess, Launcher, Mode, Outcome, ProcessOutput, Rlimits, SandboxError,
     SandboxPolicy, SandboxedCommand,
@@ -239,23 +240,15 @@ async fn script_kill_9_of_a_sentinel_leaves_the_sentinel_alive() {
         return;
     }
     let scene = Scene::new();
-    let mut sentinel = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .expect("sentinel");
-    let pid = sentinel.id();
+    let mut sentinel = Sentinel::start("30");
+    let pid = sentinel.pid();
     let out = bash(
         &scene.policy(FsAccess::ReadWrite, true),
         &format!("kill -9 {pid}; echo rc=$?; kill -9 -1; echo done"),
     )
     .await;
     assert!(out.stdout_text().contains("done"), "{out:?}");
-    assert!(
-        sentinel.try_wait().expect("try_wait").is_none(),
-        "the sentinel died: {out:?}"
-    );
-    let _ = sentinel.kill();
-    let _ = sentinel.wait();
+    assert!(sentinel.alive(), "the sentinel died: {out:?}");
 }
 
 /// A caller that drops the run (an aborted task, a dropped future) kills the helper with

@@ -8,6 +8,7 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::time::Duration;
 
 use common::{errno, kernel_confines_threads, on_confined_thread, Scene};
+use test_support::procs::Sentinel;
 use tool_sandbox::{confine_current_thread, FsAccess, Mode, SandboxError, SandboxPolicy};
 
 #[test]
@@ -193,21 +194,13 @@ fn confined_thread_cannot_kill_a_sentinel_outside() {
         return;
     }
     let scene = Scene::new();
-    let mut sentinel = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .expect("sentinel");
-    let pid = nix::unistd::Pid::from_raw(sentinel.id() as i32);
+    let mut sentinel = Sentinel::start("30");
+    let pid = nix::unistd::Pid::from_raw(sentinel.pid() as i32);
     let killed = on_confined_thread(scene.policy(FsAccess::ReadWrite, true), move || {
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).map_err(|e| e as i32)
     });
     assert_eq!(killed, Err(libc::EPERM));
-    assert!(
-        sentinel.try_wait().expect("try_wait").is_none(),
-        "the sentinel died"
-    );
-    let _ = sentinel.kill();
-    let _ = sentinel.wait();
+    assert!(sentinel.alive(), "the sentinel died");
 }
 
 #[test]
@@ -218,11 +211,8 @@ fn confined_thread_cannot_ptrace_mount_or_unshare() {
     use nix::sched::{unshare, CloneFlags};
     let scene = Scene::new();
     let ws = scene.ws().to_path_buf();
-    let mut sentinel = std::process::Command::new("sleep")
-        .arg("30")
-        .spawn()
-        .expect("sentinel");
-    let pid = nix::unistd::Pid::from_raw(sentinel.id() as i32);
+    let sentinel = Sentinel::start("30");
+    let pid = nix::unistd::Pid::from_raw(sentinel.pid() as i32);
     let (unshared, traced, mounted) =
         on_confined_thread(scene.policy(FsAccess::ReadWrite, true), move || {
             let unshared = unshare(CloneFlags::CLONE_NEWNS).map_err(|e| e as i32);
@@ -239,8 +229,6 @@ fn confined_thread_cannot_ptrace_mount_or_unshare() {
                 });
             (unshared, traced, mounted)
         });
-    let _ = sentinel.kill();
-    let _ = sentinel.wait();
     assert_eq!(unshared, Err(libc::EPERM));
     assert_eq!(traced, Err(libc::EPERM));
     let (ok, stderr) = mounted.expect("mount runs");

@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixDatagram, UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
-use common::{errno, kernel_confines_threads, on_confined_thread, Scene};
+use common::{errno, kernel_confines_threads, on_confined_thread, Scene, Sockets};
 use tool_sandbox::{default_system_read_paths, FsAccess, SandboxPolicy};
 
 /// A policy that may also read the scene's outside directory, so the thread can open the canary
@@ -158,13 +158,9 @@ fn a_confined_thread_cannot_reach_pathname_unix_sockets_unless_its_tool_declares
         return;
     }
     let scene = Scene::new();
-    let dir = tempfile::tempdir().expect("socket dir");
-    let stream_path = dir.path().join("s.sock");
-    let dgram_path = dir.path().join("d.sock");
-    let listener = UnixListener::bind(&stream_path).expect("listener");
-    listener.set_nonblocking(true).expect("nonblocking");
-    let dgram = UnixDatagram::bind(&dgram_path).expect("datagram");
-    dgram.set_nonblocking(true).expect("nonblocking");
+    let sockets = Sockets::new();
+    let (stream_path, dgram_path) = (&sockets.stream_path, &sockets.datagram_path);
+    let (listener, dgram) = (&sockets.stream, &sockets.datagram);
     let attack = |stream: PathBuf, datagram: PathBuf| {
         move || {
             (

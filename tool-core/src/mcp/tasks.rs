@@ -30,7 +30,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use rmcp::model::{
@@ -130,31 +130,9 @@ fn invalid(code: ReasonCode, message: String) -> ErrorData {
     ErrorData::invalid_params(message, Some(json!({"reason_code": code})))
 }
 
-/// The current UTC time as ISO 8601 (`2026-07-28T12:00:00.000Z`).
+/// The current UTC time as ISO 8601 (`2026-07-28T12:00:00.000Z`), as the audit log writes it.
 pub(super) fn now_iso8601() -> String {
-    let since = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = since.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
+    crate::audit::timestamp_now()
 }
 
 fn new_task_id() -> Result<String, String> {

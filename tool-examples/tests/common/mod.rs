@@ -1,5 +1,5 @@
 //! Shared set-up for the example program's attack tests: a workspace with a canary next to it
-//! (outside it), the kernel check that skips loudly, and a process finder.
+//! (outside it), and the kernel check that skips loudly.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -31,34 +31,4 @@ pub fn site() -> Site {
 /// Where a test's audit log goes: next to the workspace, not in it.
 pub fn audit_log(site: &Site) -> PathBuf {
     site.base.join("audit.jsonl")
-}
-
-/// `command` with every `sleep 3NNN` made unique to this test run (`sleep 3NNN.PID`), so that a
-/// stray sleeper of another run on the same machine is never mistaken for one of ours.
-pub fn per_run(command: &str) -> String {
-    let token = format!(".{}", std::process::id());
-    let mut out = String::new();
-    let mut rest = command;
-    while let Some(i) = rest.find("sleep 3") {
-        let digits = rest[i + 6..]
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len() - i - 6);
-        out.push_str(&rest[..i + 6 + digits]);
-        out.push_str(&token);
-        rest = &rest[i + 6 + digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Command lines of the live processes of this run (see [`per_run`]) that contain `marker`.
-pub fn sleepers(marker: &str) -> Vec<String> {
-    let token = format!(".{}", std::process::id());
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker) && c.contains(&token))
-        .collect()
 }

@@ -59,15 +59,14 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             let Some(first) = argv.first() else { return };
             let name = Self::command_name(first);
             let Some(n) = name.clone() else {
-                out.push(Inv {
+                out.push(Inv::whole(
                     node,
-                    name_word: argv.first().cloned(),
-                    name: None,
-                    args: argv[1..].to_vec(),
+                    &argv,
+                    None,
                     assigns,
                     wrappers,
-                    wrapper_opts: wrapper_opts.clone(),
-                });
+                    wrapper_opts.clone(),
+                ));
                 return;
             };
             let opts_with_arg: &[&str] = match n.as_str() {
@@ -141,15 +140,14 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .iter()
                     .any(|a| matches!(a.val(), "-S" | "--split-string" | "-c"))
                 {
-                    out.push(Inv {
+                    out.push(Inv::whole(
                         node,
-                        name_word: argv.first().cloned(),
+                        &argv,
                         name,
-                        args: argv[1..].to_vec(),
                         assigns,
                         wrappers,
-                        wrapper_opts: wrapper_opts.clone(),
-                    });
+                        wrapper_opts.clone(),
+                    ));
                     return;
                 }
             }
@@ -207,15 +205,14 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                 i += 1;
             }
             if i >= argv.len() {
-                out.push(Inv {
+                out.push(Inv::whole(
                     node,
-                    name_word: argv.first().cloned(),
+                    &argv,
                     name,
-                    args: argv[1..].to_vec(),
                     assigns,
                     wrappers,
-                    wrapper_opts: wrapper_opts.clone(),
-                });
+                    wrapper_opts.clone(),
+                ));
                 return;
             }
             argv.drain(..i);
@@ -713,6 +710,29 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         if let Some(kind) = interp_kind(name) {
             self.interpreter(inv, kind, ev);
+        }
+    }
+}
+
+impl<'t> Inv<'t> {
+    /// The invocation `argv` as it stands (its first word the command `name`), under the
+    /// wrappers peeled off so far.
+    fn whole(
+        node: Node<'t>,
+        argv: &[Word<'t>],
+        name: Option<String>,
+        assigns: Vec<(String, Word<'t>)>,
+        wrappers: Vec<String>,
+        wrapper_opts: Vec<(String, Word<'t>)>,
+    ) -> Inv<'t> {
+        Inv {
+            node,
+            name_word: argv.first().cloned(),
+            name,
+            args: argv[1..].to_vec(),
+            assigns,
+            wrappers,
+            wrapper_opts,
         }
     }
 }

@@ -188,7 +188,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         }
         if matches!(name, "curl" | "wget") {
             let sends = self.find_roots(inv.node).values().first().cloned();
-            self.network(None, None, None, Direction::Upload, sends, at, ev);
+            self.sink
+                .network(None, None, None, Direction::Upload, sends, at, ev);
         }
     }
 

@@ -223,7 +223,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     if remote(dest) {
                         let (host, port) = url_host(&format!("x://{}", dest.val()));
                         let sends = Some(w.val().to_owned());
-                        self.network(None, host, port, Direction::Upload, sends, at, ev);
+                        self.sink
+                            .network(None, host, port, Direction::Upload, sends, at, ev);
                     }
                 }
                 if !remote(dest) {

@@ -45,7 +45,8 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
         });
         let at = self.base.unwrap_or(pos(n));
         let host = host.map(str::to_owned);
-        self.network(None, host, port, Direction::Both, None, at, t);
+        self.sink
+            .network(None, host, port, Direction::Both, None, at, t);
     }
 
     /// The effects of a network command; `false` when `c` is not one.
@@ -60,35 +61,12 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
                     .map(|w| w.val())
                     .find(|v| !v.starts_with('-'));
                 let (host, port) = host.map_or((None, None), |h| url_host(&format!("x://{h}")));
-                self.network(None, host, port, Direction::Both, None, at, ev);
+                self.sink
+                    .network(None, host, port, Direction::Both, None, at, ev);
             }
             _ => return false,
         }
         true
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn network(
-        &mut self,
-        url: Option<String>,
-        host: Option<String>,
-        port: Option<u16>,
-        direction: Direction,
-        sends: Option<String>,
-        at: (u32, u32),
-        ev: &str,
-    ) {
-        let target = host
-            .clone()
-            .map_or(EffectTarget::Unknown, EffectTarget::Resolved);
-        let kind = EffectKind::Network {
-            url,
-            host,
-            port,
-            direction,
-            sends,
-        };
-        self.sink.effect(kind, target, at, ev);
     }
 
     /// `curl` / `wget`: the URLs, what is uploaded, where downloads land.
@@ -157,11 +135,12 @@ impl<'t, 's: 't> Bash<'_, 's, 't> {
             Direction::Download
         };
         if urls.is_empty() {
-            self.network(None, None, None, direction, sends.clone(), at, ev);
+            self.sink
+                .network(None, None, None, direction, sends.clone(), at, ev);
         }
         for u in &urls {
             let (host, port) = url_host(u);
-            self.network(
+            self.sink.network(
                 Some(u.clone()),
                 host,
                 port,

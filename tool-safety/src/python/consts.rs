@@ -16,7 +16,13 @@ impl<'t, 's: 't> Py<'_, 's> {
     /// The string `e` holds when built from constants (paths, `+`, `%`, f-strings, joins,
     /// decoders), if the scan can tell.
     pub(super) fn text_value(&self, e: &'t Expr) -> Option<String> {
-        self.path_value(e, 0).or_else(|| self.fmt_value(e, 0))
+        self.str_value(e, 0)
+    }
+
+    /// [`Self::text_value`] at nesting `depth`: a path-like value, else a formatted one.
+    pub(super) fn str_value(&self, e: &'t Expr, depth: usize) -> Option<String> {
+        self.path_value(e, depth)
+            .or_else(|| self.fmt_value(e, depth))
     }
 
     /// The string a call builds from constants: `sep.join(...)`, `chr(n)`, `bytes([...])`,
@@ -31,7 +37,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         let d = depth + 1;
         let args = &c.arguments.args;
         let arg = |i: usize| args.get(i);
-        let val = |x: &'t Expr| self.path_value(x, d).or_else(|| self.fmt_value(x, d));
+        let val = |x: &'t Expr| self.str_value(x, d);
         let out = match q {
             Some("chr") => {
                 let n = int_value(arg(0)?, 0)?;
@@ -158,12 +164,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     pub(super) fn sliced_string(&self, s: &'t Expr, depth: usize) -> Option<String> {
         let Expr::Subscript(sub) = s else { return None };
         let base = || -> Option<Vec<char>> {
-            Some(
-                self.path_value(&sub.value, depth + 1)
-                    .or_else(|| self.fmt_value(&sub.value, depth + 1))?
-                    .chars()
-                    .collect(),
-            )
+            Some(self.str_value(&sub.value, depth + 1)?.chars().collect())
         };
         let Expr::Slice(sl) = &*sub.slice else {
             // `'os'[0]`: one character.
@@ -216,10 +217,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         if depth > MAX_EXPR_DEPTH {
             return None;
         }
-        let val = |x: &'t Expr| {
-            self.path_value(x, depth + 1)
-                .or_else(|| self.fmt_value(x, depth + 1))
-        };
+        let val = |x: &'t Expr| self.str_value(x, depth + 1);
         match e {
             Expr::List(l) => l.elts.iter().map(val).collect(),
             Expr::Tuple(t) => t.elts.iter().map(val).collect(),

@@ -20,10 +20,7 @@ impl<'t, 's: 't> Py<'_, 's> {
         if depth > MAX_EXPR_DEPTH {
             return None;
         }
-        let val = |x: &'t Expr| {
-            self.path_value(x, depth + 1)
-                .or_else(|| self.fmt_value(x, depth + 1))
-        };
+        let val = |x: &'t Expr| self.str_value(x, depth + 1);
         match e {
             Expr::FString(f) => {
                 let mut s = String::new();
@@ -71,7 +68,7 @@ impl<'t, 's: 't> Py<'_, 's> {
     }
 
     fn target_of(&self, e: Option<&'t Expr>) -> EffectTarget {
-        match e.and_then(|e| self.path_value(e, 0).or_else(|| self.fmt_value(e, 0))) {
+        match e.and_then(|e| self.text_value(e)) {
             Some(p) => EffectTarget::Resolved(p),
             None => EffectTarget::Unknown,
         }
@@ -352,19 +349,10 @@ impl<'t, 's: 't> Py<'_, 's> {
             Direction::Download
         };
         let (host, port) = url.as_deref().map_or((None, None), url_host);
-        let target = host
-            .clone()
-            .map_or(EffectTarget::Unknown, EffectTarget::Resolved);
         let at = self.at(c.range());
         let ev = self.text(c.range()).to_owned();
-        let kind = EffectKind::Network {
-            url,
-            host,
-            port,
-            direction,
-            sends,
-        };
-        self.sink.effect(kind, target, at, &ev);
+        self.sink
+            .network(url, host, port, direction, sends, at, &ev);
         if q == "urllib.request.urlretrieve" {
             self.fx(EffectKind::FileWrite, args.positional.get(1).copied(), c);
         }

@@ -5,7 +5,7 @@
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 
-use crate::effects::{is_url, url_host, Direction, EffectKind, EffectTarget};
+use crate::effects::{is_url, url_host, Direction};
 
 use super::walk::*;
 
@@ -106,19 +106,10 @@ impl<'t, 's: 't> Py<'_, 's> {
                 h
             }
         });
-        let target = host
-            .clone()
-            .map_or(EffectTarget::Unknown, EffectTarget::Resolved);
         let at = self.at(c.range());
         let ev = self.text(c.range()).to_owned();
-        let kind = EffectKind::Network {
-            url: None,
-            host,
-            port,
-            direction,
-            sends: None,
-        };
-        self.sink.effect(kind, target, at, &ev);
+        self.sink
+            .network(None, host, port, direction, None, at, &ev);
     }
 }
 

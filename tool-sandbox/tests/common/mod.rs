@@ -1,6 +1,7 @@
 //! Shared set-up for the kernel tests: workspaces, canaries outside them, the helper, skips.
 #![allow(dead_code)]
 
+use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -85,6 +86,41 @@ pub fn on_confined_thread<R: Send + 'static>(
     })
     .join()
     .expect("confined thread panicked")
+}
+
+/// A stream and a datagram socket under a directory of their own (outside any workspace); nonblocking, so a test can see that
+/// nothing arrived.
+pub struct Sockets {
+    _dir: tempfile::TempDir,
+    pub stream: UnixListener,
+    pub stream_path: PathBuf,
+    pub datagram: UnixDatagram,
+    pub datagram_path: PathBuf,
+}
+
+impl Sockets {
+    pub fn new() -> Sockets {
+        let dir = tempfile::tempdir().expect("socket dir");
+        let stream_path = dir.path().join("stream.sock");
+        let datagram_path = dir.path().join("dgram.sock");
+        let stream = UnixListener::bind(&stream_path).expect("stream socket");
+        stream.set_nonblocking(true).expect("nonblocking");
+        let datagram = UnixDatagram::bind(&datagram_path).expect("datagram socket");
+        datagram.set_nonblocking(true).expect("nonblocking");
+        Sockets {
+            _dir: dir,
+            stream,
+            stream_path,
+            datagram,
+            datagram_path,
+        }
+    }
+
+    /// Whether anything connected or arrived.
+    pub fn reached(&self) -> bool {
+        let mut buf = [0u8; 64];
+        self.stream.accept().is_ok() || self.datagram.recv(&mut buf).is_ok()
+    }
 }
 
 /// PIDs of live (non-zombie) processes whose command line contains `marker`.
