@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use clap::Args;
 use tool_rules::ScriptLang;
 
-use crate::{SafetyPolicy, SafetyScanRequest, Scanner};
+use crate::policy::SafetyPolicy;
+use crate::report::SafetyScanRequest;
+use crate::scanner::Scanner;
 
 /// Why `scan` failed: a message for stderr (the program exits 1, with nothing on stdout).
 #[derive(Debug, thiserror::Error)]
