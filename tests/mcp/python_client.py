@@ -16,29 +16,8 @@ import sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-import mcp.types as types
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-class Elicitor:
-    """Answers approval requests as the current call's expectation says."""
-
-    def __init__(self):
-        self.answer = None
-        self.asked = 0
-
-    async def __call__(self, context, params):
-        self.asked += 1
-        if self.answer == "accept":
-            return types.ElicitResult(action="accept", content={"approve": True})
-        return types.ElicitResult(action="decline")
+from sdk_checks import Elicitor, check, failures
 
 
 def text_of(result):

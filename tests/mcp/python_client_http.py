@@ -16,31 +16,8 @@ import sys
 
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-import mcp.types as types
 
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-class Elicitor:
-    """Answers the approval form: accept or decline, counting the questions."""
-
-    def __init__(self):
-        self.answer = "decline"
-        self.asked = 0
-        self.messages = []
-
-    async def __call__(self, context, params):
-        self.asked += 1
-        self.messages.append(getattr(params, "message", ""))
-        if self.answer == "accept":
-            return types.ElicitResult(action="accept", content={"approve": True})
-        return types.ElicitResult(action="decline")
+from sdk_checks import Elicitor, check, failures
 
 
 def text_of(result):
@@ -54,7 +31,7 @@ def reason_code(result):
 
 
 async def run(url, mode, revision):
-    elicitor = Elicitor()
+    elicitor = Elicitor("decline")
     async with Client(url, mode=mode, elicitation_callback=elicitor) as client:
         check(client.protocol_version == revision, f"negotiated {revision} (got {client.protocol_version})")
         names = [t.name for t in (await client.list_tools()).tools]
