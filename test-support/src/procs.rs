@@ -101,6 +101,31 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
         .collect()
 }
 
+/// Run `program` with `args`, `stdin` written to it: its exit code, stdout and stderr.
+pub fn run_with_stdin(program: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("stdin accepts the script");
+    let out = child.wait_with_output().expect("the binary exits");
+    (
+        out.status.code().expect("exited normally"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,32 +1,9 @@
 //! The example program's command line, run as a process: commands with and without the registry.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use test_support::procs::run_with_stdin;
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    run_program(env!("CARGO_BIN_EXE_tool-examples"), args, stdin)
-}
-
-fn run_program(program: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .expect("stdin accepts the script");
-    let out = child.wait_with_output().expect("the binary exits");
-    (
-        out.status.code().expect("exited normally"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    run_with_stdin(env!("CARGO_BIN_EXE_tool-examples"), args, stdin)
 }
 
 #[test]

@@ -1,28 +1,9 @@
 //! `tool-scan` as a process: the arguments and output of `scan`, nothing else.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use test_support::procs::run_with_stdin;
 
 fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tool-scan"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .expect("stdin accepts the script");
-    let out = child.wait_with_output().expect("the binary exits");
-    (
-        out.status.code().expect("exited normally"),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    run_with_stdin(env!("CARGO_BIN_EXE_tool-scan"), args, stdin)
 }
 
 #[test]
