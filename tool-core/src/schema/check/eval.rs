@@ -389,26 +389,26 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                     .keys()
                     .filter(|name| !k.properties.iter().any(|(n, _)| n == *name))
                     .collect();
-                if matches!(c.nodes[s], Node::False(_)) && !k.properties_given {
-                    if let Some(first) = m.values().next() {
-                        out.push(found(
-                            path,
-                            k,
-                            format!("False schema does not allow {first}"),
-                        ));
-                    }
-                } else if matches!(c.nodes[s], Node::False(_)) {
-                    if !extra.is_empty() {
-                        let quoted: Vec<String> = extra.iter().map(|e| format!("'{e}'")).collect();
-                        let verb = if extra.len() == 1 { "was" } else { "were" };
-                        out.push(found(
-                            path,
-                            k,
-                            format!(
+                if matches!(c.nodes[s], Node::False(_)) {
+                    // Without `properties` the general engine words it as the `false` schema
+                    // refusing the first value (every key is then extra).
+                    let message = match extra.first() {
+                        None => None,
+                        Some(first) if !k.properties_given => {
+                            Some(format!("False schema does not allow {}", m[first.as_str()]))
+                        }
+                        Some(_) => {
+                            let quoted: Vec<String> =
+                                extra.iter().map(|e| format!("'{e}'")).collect();
+                            let verb = if extra.len() == 1 { "was" } else { "were" };
+                            Some(format!(
                                 "Additional properties are not allowed ({} {verb} unexpected)",
                                 quoted.join(", ")
-                            ),
-                        ));
+                            ))
+                        }
+                    };
+                    if let Some(message) = message {
+                        out.push(found(path, k, message));
                     }
                 } else {
                     for name in extra {
