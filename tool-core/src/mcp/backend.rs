@@ -25,6 +25,14 @@ pub trait McpBackend: Send + Sync + 'static {
     /// `outputSchema` and `annotations`).
     fn list_tools(&self) -> Vec<Value>;
 
+    /// `true` when [`list_tools`](Self::list_tools) answers the same, for this backend and every
+    /// copy [`for_connection`](Self::for_connection) makes, for as long as it serves (an
+    /// executor's registry cannot change). The server then converts and indexes the list once
+    /// instead of on every request. Default `false`: the list is read anew each time.
+    fn fixed_tool_list(&self) -> bool {
+        false
+    }
+
     /// Run one `tools/call`.
     fn call_tool(
         &self,
@@ -93,6 +101,10 @@ impl<B> Named<B> {
 impl<B: McpBackend> McpBackend for Named<B> {
     fn list_tools(&self) -> Vec<Value> {
         self.inner.list_tools()
+    }
+
+    fn fixed_tool_list(&self) -> bool {
+        self.inner.fixed_tool_list()
     }
 
     fn call_tool(

@@ -54,6 +54,10 @@ impl McpBackend for ExecutorBackend {
             .collect()
     }
 
+    fn fixed_tool_list(&self) -> bool {
+        true
+    }
+
     async fn call_tool(
         &self,
         name: String,

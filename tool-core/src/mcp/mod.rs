@@ -55,6 +55,7 @@ mod stdio_guard;
 mod task_calls;
 mod task_fleet;
 pub mod tasks;
+mod tool_index;
 mod transport;
 
 pub use backend::{

@@ -27,6 +27,7 @@ use super::quota::{caller_of, is_stateless, ClientQuotas};
 use super::resources::{Resources, Subscriptions};
 use super::state_key::StateKeys;
 use super::tasks::{TaskStore, TaskSupport, TaskTools};
+use super::tool_index::ToolCache;
 
 use super::logging::{level_from_mcp, log_forwarder, request_level, ConnectionLogLevel};
 use super::outcome::{result_of, REASON_CODE_KEY};
@@ -75,6 +76,8 @@ pub struct McpServer<B> {
     pub(super) fleet: Arc<Fleet>,
     /// The key that signs states: shared by a fleet, or `None` for a fresh one of this process.
     keys: Option<StateKeys>,
+    /// The backend's tool list as MCP entries, shared by every connection.
+    tool_cache: ToolCache,
 }
 
 impl<B> Clone for McpServer<B> {
@@ -89,6 +92,7 @@ impl<B> Clone for McpServer<B> {
             task_store: Arc::clone(&self.task_store),
             fleet: Arc::clone(&self.fleet),
             keys: self.keys.clone(),
+            tool_cache: self.tool_cache.clone(),
         }
     }
 }
@@ -115,6 +119,7 @@ impl<B: McpBackend> McpServer<B> {
             task_store: Arc::new(TaskStore::new(ClientQuotas::default())),
             fleet,
             keys: None,
+            tool_cache: ToolCache::default(),
         }
     }
 
@@ -265,6 +270,7 @@ impl<B: McpBackend> McpServer<B> {
                 task_store: Arc::clone(&self.task_store),
                 fleet: Arc::clone(&self.fleet),
                 keys: self.keys.clone(),
+                tool_cache: self.tool_cache.clone(),
             },
             None => McpServer {
                 log_level: ConnectionLogLevel::default(),
@@ -276,21 +282,7 @@ impl<B: McpBackend> McpServer<B> {
 
     /// The tools, sorted by name (a stable `tools/list` order whatever the backend's).
     pub(super) fn tools(&self) -> Result<Vec<Tool>, ErrorData> {
-        let mut tools = self
-            .backend
-            .list_tools()
-            .into_iter()
-            .map(|v| {
-                serde_json::from_value::<Tool>(v).map_err(|e| {
-                    ErrorData::internal_error(
-                        format!("a tool entry is not a valid MCP tool: {e}"),
-                        None,
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        tools.sort_by(|a, b| a.name.cmp(&b.name));
-        Ok(tools)
+        Ok(self.tool_cache.index(&*self.backend)?.tools().to_vec())
     }
 
     /// Run one call with `approver` and `input`, and map the outcome to a result or an error.
@@ -402,11 +394,7 @@ impl<B: McpBackend> ServerHandler for McpServer<B> {
 
     // The transport checks `Mcp-Param-*` headers against the schema found here (SEP-2243).
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.backend
-            .list_tools()
-            .into_iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-            .and_then(|t| serde_json::from_value(t).ok())
+        self.tool_cache.get(&*self.backend, name)
     }
 
     async fn discover(
