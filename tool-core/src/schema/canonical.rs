@@ -177,7 +177,10 @@ impl Pretty {
         }
     }
 
-    /// A string with at least one byte to escape.
+    /// A string with at least one byte to escape (kept out of line: the common path of
+    /// [`Pretty::string`] stays short).
+    #[cold]
+    #[inline(never)]
     fn escaped_string(&mut self, bytes: &[u8]) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         self.out.push(b'"');
@@ -214,7 +217,7 @@ impl Pretty {
 }
 
 /// Objects of at most this many entries are sorted in place on the stack.
-const SMALL: usize = 16;
+const SMALL: usize = 8;
 
 /// The filler of unused stack slots.
 static NULL: Value = Value::Null;
@@ -241,8 +244,21 @@ fn insertion_sort(entries: &mut [(&str, &Value)]) {
 
 /// Whether `b` is written escaped in a JSON string.
 fn escaped(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
+    ESCAPED[usize::from(b)]
 }
+
+/// [`escaped`] of each byte: the control characters, `"` and `\\`.
+static ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
 
 /// Whether no byte of `bytes` is escaped, eight bytes at a time without a branch per word (a
 /// word test may flag a word that has none, never misses one that has; a flagged string is
