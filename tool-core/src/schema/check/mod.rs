@@ -91,9 +91,10 @@ impl Checker {
             nodes: Vec::with_capacity(16),
             keywords: Vec::with_capacity(8),
             text: Vec::with_capacity(512),
-            at: HashMap::new(),
+            refs: Vec::new(),
+            by_pointer: HashMap::new(),
         };
-        if let Some(id) = schema.get("$id") {
+        if let Some(id) = schema.as_object().and_then(|m| entry(m, "$id")) {
             if !id.is_string() {
                 return Err(c.bad(Span::EMPTY, "a `$id` that is not a string"));
             }
@@ -189,9 +190,12 @@ struct Compiler<'a> {
     keywords: Vec<Keywords>,
     /// [`Checker::text`]: locations and names, appended as the walk meets them.
     text: Vec<u8>,
-    /// Node of each location a `$ref` named so far (a `$ref` cycle ends on one). Locations
-    /// reached by walking need no entry: the walk reaches each one once.
-    at: HashMap<String, Id>,
+    /// Node of each location a `$ref` named so far (a `$ref` cycle ends on one), by its
+    /// pointer in the text: a schema names a few, found by comparing. Locations reached by
+    /// walking need no entry: the walk reaches each one once.
+    refs: Vec<(Span, Id)>,
+    /// The same by pointer, kept once there are more than [`FEW_REFS`].
+    by_pointer: HashMap<String, Id>,
 }
 
 impl Compiler<'_> {
@@ -473,7 +477,7 @@ impl Compiler<'_> {
             );
         }
         // Named before: it resolved then (only a resolved pointer is remembered).
-        if let Some(&id) = self.at.get(pointer) {
+        if let Some(id) = self.named(pointer) {
             return Ok(id);
         }
         let pointer = self.push_text(pointer);
@@ -486,13 +490,41 @@ impl Compiler<'_> {
         let text = str_of(&self.text, pointer);
         let target = resolve(root, text)
             .ok_or_else(|| self.bad(at, format!("`$ref` `#{text}` that names nothing")))?;
-        if let Some(&id) = self.at.get(text) {
+        if let Some(id) = self.named(text) {
             return Ok(id);
         }
         let id = self.nodes.len();
         self.nodes.push(Node::True);
-        self.at.insert(text.to_owned(), id);
+        self.remember(pointer, id);
         self.fill(id, target, pointer)
+    }
+
+    /// The node a `$ref` to `pointer` was compiled into, if one was.
+    fn named(&self, pointer: &str) -> Option<Id> {
+        if self.refs.len() > FEW_REFS {
+            return self.by_pointer.get(pointer).copied();
+        }
+        self.refs
+            .iter()
+            .find(|(p, _)| tree::bytes_of(&self.text, *p) == pointer.as_bytes())
+            .map(|(_, id)| *id)
+    }
+
+    /// `pointer` names node `id` from now on.
+    fn remember(&mut self, pointer: Span, id: Id) {
+        self.refs.push((pointer, id));
+        if self.refs.len() > FEW_REFS {
+            // Past a few, looked up by hash: a schema with many definitions stays linear.
+            let text = &self.text;
+            let start = if self.by_pointer.is_empty() {
+                0
+            } else {
+                self.refs.len() - 1
+            };
+            for (p, i) in &self.refs[start..] {
+                self.by_pointer.insert(str_of(text, *p).to_owned(), *i);
+            }
+        }
     }
 
     /// `pattern` as the general engine reads it: ECMA 262 syntax translated to Rust's, matched
@@ -541,11 +573,23 @@ fn resolve<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
             std::borrow::Cow::Borrowed(segment)
         };
         match target {
-            Value::Object(map) => map.get(token.as_ref()),
+            Value::Object(map) => entry(map, &token),
             Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
             _ => None,
         }
     })
+}
+
+/// How many `$ref` targets are looked up by comparing before they are hashed.
+const FEW_REFS: usize = 16;
+
+/// `map.get(key)`, found by comparing the keys of a small map in order instead of hashing them.
+fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= 8 {
+        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
 }
 
 /// An array index in a JSON pointer, as `Value::pointer` reads it: digits, no leading `+`,
@@ -575,6 +619,37 @@ mod tests {
         let c = Checker::compile(&tree).expect("a recursive type");
         assert!(c.is_valid(&json!({"kids": [{"kids": []}]})));
         assert!(!c.is_valid(&json!({"kids": [{"kids": 1}]})));
+    }
+
+    /// Past a few `$ref` targets the compiler looks them up by hash: each is still compiled
+    /// once, and a cycle through many is still found.
+    #[test]
+    fn many_definitions_are_compiled_once_each() {
+        let mut defs = Map::new();
+        let mut props = Map::new();
+        for i in 0..40 {
+            defs.insert(format!("d{i}"), json!({"type": "integer", "minimum": i}));
+            for p in ["p", "q"] {
+                props.insert(format!("{p}{i}"), json!({"$ref": format!("#/$defs/d{i}")}));
+            }
+        }
+        let schema = json!({"type": "object", "properties": props, "$defs": defs});
+        let c = Checker::compile(&schema).expect("compiles");
+        // The root, 80 properties and 40 definitions.
+        assert_eq!(c.nodes.len(), 121);
+        assert!(c.is_valid(&json!({"p39": 39, "q39": 40, "p0": 0})));
+        assert!(!c.is_valid(&json!({"q30": 29})));
+
+        let mut defs = Map::new();
+        for i in 0..20 {
+            defs.insert(
+                format!("a{i}"),
+                json!({"$ref": format!("#/$defs/a{}", (i + 1) % 20)}),
+            );
+        }
+        let looping = json!({"$defs": defs, "$ref": "#/$defs/a0"});
+        let e = Checker::compile(&looping).expect_err("a loop");
+        assert!(!e.malformed && e.what.contains("cycle"), "{e}");
     }
 
     #[test]
