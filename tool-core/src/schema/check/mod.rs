@@ -41,24 +41,20 @@ impl std::fmt::Display for Unsupported {
     }
 }
 
-/// Whether `key` asserts nothing about an instance (matched by length first, not compared
-/// with each name in turn).
-fn is_annotation(key: &str) -> bool {
-    matches!(
-        key,
-        "$schema"
-            | "$comment"
-            | "$defs"
-            | "definitions"
-            | "title"
-            | "description"
-            | "default"
-            | "examples"
-            | "deprecated"
-            | "readOnly"
-            | "writeOnly"
-    ) || key.starts_with("x-")
-}
+/// Keywords that assert nothing about an instance.
+const ANNOTATIONS: [&str; 11] = [
+    "$schema",
+    "$comment",
+    "$defs",
+    "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
 
 /// Formats the general engine checks; any other `format` is an annotation to it.
 const CHECKED_FORMATS: [&str; 19] = [
@@ -306,7 +302,7 @@ impl Compiler<'_> {
         let mut k = Keywords::default();
         let mut asserts = false;
         for (key, value) in map {
-            let annotation = is_annotation(key);
+            let annotation = ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-");
             asserts |= !annotation;
             match key.as_str() {
                 // Applied to no value, but the meta-schema checks every entry: each is compiled
