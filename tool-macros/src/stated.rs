@@ -6,10 +6,12 @@
 //! `tool_core::schema::integers` adds, key for key and in the same order; a differential test
 //! compares the two for every combination handled.
 //!
-//! Anything else — a user type, a `#[schemars(..)]` attribute, a doc that schemars would split
-//! into a title — leaves the schema to schemars at run time. The type names are only syntax: the
-//! expansion compares each parameter's type with the type the name stands for here, and a
-//! parameter whose type is another (a user type called `String`) takes the schemars route.
+//! A parameter of another type (a user type) is a [`Part::Derived`]: schemars makes that
+//! parameter's node at run time, the others stay stated. A `#[schemars(..)]` attribute or a doc
+//! that schemars would split into a title leaves the whole schema to schemars. The type names
+//! are only syntax: the expansion compares each stated parameter's type with the type the name
+//! stands for here, and when one is another (a user type called `String`) the whole schema
+//! takes the schemars route.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
