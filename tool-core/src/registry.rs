@@ -481,23 +481,24 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
 }
 
 fn find_external_ref(v: &Value) -> Option<String> {
+    // Only containers are walked into: most of a schema's values are strings and numbers.
+    let walk = |val: &Value| match val {
+        Value::Object(_) | Value::Array(_) => find_external_ref(val),
+        _ => None,
+    };
     match v {
-        Value::Object(m) => {
-            for (k, val) in m {
-                if k == "$ref" || k == "$dynamicRef" {
-                    if let Value::String(s) = val {
-                        if !s.starts_with('#') {
-                            return Some(s.clone());
-                        }
+        Value::Object(m) => m.iter().find_map(|(k, val)| {
+            // The first byte rules out nearly every key before a comparison.
+            if k.starts_with('$') && (k == "$ref" || k == "$dynamicRef") {
+                if let Value::String(s) = val {
+                    if !s.starts_with('#') {
+                        return Some(s.clone());
                     }
                 }
-                if let Some(r) = find_external_ref(val) {
-                    return Some(r);
-                }
             }
-            None
-        }
-        Value::Array(a) => a.iter().find_map(find_external_ref),
+            walk(val)
+        }),
+        Value::Array(a) => a.iter().find_map(walk),
         _ => None,
     }
 }

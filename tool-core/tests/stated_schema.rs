@@ -1,11 +1,13 @@
 //! The input schemas `#[tool]` states at compile time are the schemas schemars derives.
 //!
-//! For parameters of the common types the macro writes the finished schema as JSON text, and
-//! start-up only parses it; every other tool, and any parameter whose type is not the one its
-//! name suggests, takes schemars at run time. Each registration also carries the schemars route
-//! alone, so this test compares, byte for byte (keys in order), what every tool below declares
-//! with what schemars derives for it. The corpus covers every type and attribute combination the
-//! macro states, and some it must leave to schemars.
+//! For parameters of the common types the macro states the finished schema; a tool with
+//! parameters of other types has schemars make only those parameters' parts (and their `$defs`)
+//! and states the rest; a `#[schemars(..)]` attribute or a title-like description, and any
+//! parameter whose type is not the one its name suggests, leave the whole schema to schemars at
+//! run time. Each registration also carries the schemars route alone, so this test compares,
+//! byte for byte (keys in order), what every tool below declares with what schemars derives for
+//! the whole argument struct. The corpus covers every type and attribute combination the macro
+//! states, user types in every position beside them, and some it must leave to schemars.
 
 // Full paths are part of what is tested.
 #![allow(unused_qualifications)]
@@ -257,6 +259,62 @@ fn user_types(
     let _ = (name, strategy, filters, maybe, nested, wide);
 }
 
+mod other {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    /// Another type named `Filter`: schemars names its definition `Filter2`.
+    #[allow(dead_code)]
+    #[derive(Debug, Deserialize, JsonSchema)]
+    pub struct Filter {
+        /// A sized integer inside a definition gets its bounds.
+        pub depth: i16,
+        /// The first `Filter`, from inside the second.
+        pub inner: Option<super::Filter>,
+    }
+}
+
+/// A name for a known type: a derived part, made by schemars.
+type Label = String;
+
+/// User types in every position beside stated parameters: alone, described, optional, twice,
+/// named alike, nested, defaults beside them, a raw JSON value, a type alias.
+///
+/// # Arguments
+/// * `first` - the first filter
+/// * `again` - the same type again
+/// * `strategy` - maybe a strategy
+/// * `count` - a defaulted count
+/// * `any` - any JSON at all
+#[tool(risk = "safe")]
+fn user_types_mixed(
+    other: other::Filter,
+    first: Filter,
+    again: Vec<Filter>,
+    strategy: Option<Strategy>,
+    #[arg(default = 3)] count: u8,
+    any: serde_json::Value,
+    label: Label,
+    maybe_any: Option<serde_json::Value>,
+) {
+    let _ = (other, first, again, strategy, count, any, label, maybe_any);
+}
+
+/// A user type alone.
+#[tool(risk = "safe")]
+fn user_type_alone(strategy: Strategy) {
+    let _ = strategy;
+}
+
+/// Only optional parameters, one of a user type: no `required`.
+///
+/// # Arguments
+/// * `strategy` - maybe
+#[tool(risk = "safe")]
+fn user_type_optional(strategy: Option<Strategy>, n: Option<u32>) {
+    let _ = (strategy, n);
+}
+
 /// A `#[schemars(..)]` attribute: schemars makes this schema.
 #[tool(risk = "safe")]
 fn with_attributes(
@@ -318,7 +376,7 @@ fn every_declared_schema_is_the_one_schemars_derives() {
     let all = schemas();
     assert_eq!(
         all.len(),
-        15,
+        18,
         "{:?}",
         all.iter().map(|t| &t.0).collect::<Vec<_>>()
     );
@@ -354,5 +412,5 @@ fn the_registry_accepts_every_schema() {
         .with_inventory()
         .build()
         .expect("every schema of the corpus is accepted");
-    assert_eq!(registry.len(), 15);
+    assert_eq!(registry.len(), 18);
 }

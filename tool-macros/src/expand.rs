@@ -409,8 +409,9 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
 }
 
 /// The input schema of a tool with typed parameters: stated at compile time where every
-/// parameter's type allows it ([`crate::stated`]), else derived by schemars at run time. Either
-/// way the declared defaults are added. The schemars route is `__derived_schema`, which the
+/// parameter's type allows it ([`crate::stated`]); assembled per parameter where some are of
+/// other types (schemars only for those); else derived by schemars at run time. Either way the
+/// declared defaults are added. The schemars route is `__derived_schema`, which the
 /// registration also carries so a test can compare the two.
 fn input_schema(
     pv: &TokenStream,
@@ -418,30 +419,57 @@ fn input_schema(
     guarded: &[String],
     defaults: &[TokenStream],
 ) -> TokenStream {
-    let chosen = match crate::stated::stated(tool, guarded) {
-        None => quote!(__derived_schema()),
-        Some(stated) => {
-            let value = crate::stated::build(pv, &stated.value);
-            let same = stated
-                .checks
-                .iter()
-                .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
-            // Without declared defaults the stated schema is final.
-            let value = if defaults.is_empty() {
-                value
-            } else {
-                quote!(#pv::with_defaults(#value, &[#(#defaults),*]))
-            };
+    let Some(stated) = crate::stated::stated(tool, guarded) else {
+        return quote!(__derived_schema());
+    };
+    let value = match stated.root() {
+        Some(root) => crate::stated::build(pv, &root),
+        None => assembled(pv, &stated.parts),
+    };
+    let same = stated
+        .checks
+        .iter()
+        .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
+    // Without declared defaults the stated schema is final.
+    let value = if defaults.is_empty() {
+        value
+    } else {
+        quote!(#pv::with_defaults(#value, &[#(#defaults),*]))
+    };
+    quote! {
+        if true #(&& #same)* {
+            #value
+        } else {
+            __derived_schema()
+        }
+    }
+}
+
+/// The input schema put together per parameter (`tool_core::__private::ArgsSchema`), in the
+/// parameters' order: a stated node as built here, schemars for the others. A type without
+/// `JsonSchema` reaches `NoSchema` and adds no error of its own: the argument struct's derive
+/// reports it.
+fn assembled(pv: &TokenStream, parts: &[(String, crate::stated::Part)]) -> TokenStream {
+    let n = parts.len();
+    let steps = parts.iter().map(|(name, part)| match part {
+        crate::stated::Part::Stated(node, required) => {
+            let node = crate::stated::build(pv, node);
+            quote!(__schema.stated(#name, #required, #node);)
+        }
+        crate::stated::Part::Derived(ty, description) => {
+            let description = description.as_deref().unwrap_or_default();
             quote! {
-                if true #(&& #same)* {
-                    #value
-                } else {
-                    __derived_schema()
-                }
+                (&#pv::SchemaOf::<#ty>::new()).property(&mut __schema, #name, #description);
             }
         }
-    };
-    quote!(#chosen)
+    });
+    quote! {{
+        #[allow(unused_imports)]
+        use #pv::{DerivedProperty as _, NoSchema as _};
+        let mut __schema = #pv::ArgsSchema::new(#n);
+        #(#steps)*
+        __schema.finish()
+    }}
 }
 
 /// `__derived_schema`: the input schema by schemars alone, declared defaults added.
@@ -543,7 +571,13 @@ mod tests {
                 fn add(a: i64, b: Point) -> i64 { a }
             },
         );
-        assert!(!out.contains("schema_object"), "{out}");
+        assert!(out.contains("ArgsSchema :: new (2usize)"), "{out}");
+        assert!(
+            out.contains(
+                "SchemaOf :: < Point > :: new ()) . property (& mut __schema , \"b\" , \"\")"
+            ),
+            "{out}"
+        );
         assert!(out.contains("__derived_schema ()"), "{out}");
     }
 

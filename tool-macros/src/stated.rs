@@ -6,10 +6,12 @@
 //! `tool_core::schema::integers` adds, key for key and in the same order; a differential test
 //! compares the two for every combination handled.
 //!
-//! Anything else — a user type, a `#[schemars(..)]` attribute, a doc that schemars would split
-//! into a title — leaves the schema to schemars at run time. The type names are only syntax: the
-//! expansion compares each parameter's type with the type the name stands for here, and a
-//! parameter whose type is another (a user type called `String`) takes the schemars route.
+//! A parameter of another type (a user type) is a [`Part::Derived`]: schemars makes that
+//! parameter's node at run time, the others stay stated. A `#[schemars(..)]` attribute or a doc
+//! that schemars would split into a title leaves the whole schema to schemars. The type names
+//! are only syntax: the expansion compares each stated parameter's type with the type the name
+//! stands for here, and when one is another (a user type called `String`) the whole schema
+//! takes the schemars route.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -19,23 +21,74 @@ use crate::model::{last_ident, Param, Tool};
 
 /// The stated schema of a tool's arguments, and the type equalities it rests on.
 pub(crate) struct Stated {
-    /// The input schema (before declared defaults, which are values of run time).
-    pub(crate) value: Value,
+    /// Each parameter's part of the schema, in order.
+    pub(crate) parts: Vec<(String, Part)>,
     /// Per parameter whose type is named by syntax: the parameter's type and the type its
     /// name stands for. The stated schema holds only if each pair is one type.
     pub(crate) checks: Vec<(syn::Type, TokenStream)>,
 }
 
-/// The stated schema of `tool`'s arguments, or `None` when schemars has to make it.
+/// One parameter's part of the input schema.
+pub(crate) enum Part {
+    /// A node stated here, and whether the parameter is required.
+    Stated(Value, bool),
+    /// A parameter of another type: schemars makes its node at run time, as the derive of the
+    /// argument struct would (its type and description).
+    Derived(syn::Type, Option<String>),
+}
+
+impl Stated {
+    /// The whole input schema when every part is stated (before declared defaults, which are
+    /// values of run time); `None` when a part is left to schemars.
+    pub(crate) fn root(&self) -> Option<Value> {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for (name, part) in &self.parts {
+            let Part::Stated(node, is_required) = part else {
+                return None;
+            };
+            properties.insert(name.clone(), node.clone());
+            if *is_required {
+                required.push(Value::from(name.clone()));
+            }
+        }
+        // The order schemars leaves the root in: the struct's keys, `properties` and `required`
+        // as fields are added, then `title` and `$schema`; `tool_core` removes `title` (a
+        // swap-remove under `preserve_order`, which moves `$schema` into its place) and adds an
+        // empty `properties` when there is none.
+        let mut root = Map::new();
+        root.insert("type".to_owned(), "object".into());
+        root.insert("additionalProperties".to_owned(), false.into());
+        let empty = properties.is_empty();
+        if !empty {
+            root.insert("properties".to_owned(), properties.into());
+        }
+        if !required.is_empty() {
+            root.insert("required".to_owned(), required.into());
+        }
+        root.insert(
+            "$schema".to_owned(),
+            "https://json-schema.org/draft/2020-12/schema".into(),
+        );
+        if empty {
+            root.insert("properties".to_owned(), Map::new().into());
+        }
+        Some(Value::Object(root))
+    }
+}
+
+/// The stated schema of `tool`'s arguments, or `None` when schemars has to make all of it (a
+/// `#[schemars(..)]` attribute, a doc that schemars would split into a title). Parameters of
+/// other types than the common ones are [`Part::Derived`].
 /// `guarded` parameters have the macro's own path-argument type in the argument struct.
 pub(crate) fn stated(tool: &Tool<'_>, guarded: &[String]) -> Option<Stated> {
-    let mut properties = Map::new();
-    let mut required = Vec::new();
+    let mut parts = Vec::new();
     let mut checks = Vec::new();
     for p in tool.params() {
         if !p.schema_attrs.is_empty() {
             return None;
         }
+        let description = description(tool, p)?;
         let (mut node, optional) = if guarded.contains(&p.name) {
             let arg = json!({"type": "string", "minLength": 1});
             if p.shape.optional {
@@ -43,47 +96,21 @@ pub(crate) fn stated(tool: &Tool<'_>, guarded: &[String]) -> Option<Stated> {
             } else {
                 (arg, false)
             }
-        } else {
-            let known = known(p.ty)?;
+        } else if let Some(known) = known(p.ty) {
             checks.push((p.ty.clone(), known.canonical));
             (known.schema, known.optional)
+        } else {
+            parts.push((p.name.clone(), Part::Derived(p.ty.clone(), description)));
+            continue;
         };
-        if let Some(description) = description(tool, p)? {
+        if let Some(description) = description {
             node.as_object_mut()?
                 .insert("description".to_owned(), description.into());
         }
-        properties.insert(p.name.clone(), node);
-        if !optional {
-            required.push(Value::from(p.name.clone()));
-        }
+        state_integer_bounds(&mut node);
+        parts.push((p.name.clone(), Part::Stated(node, !optional)));
     }
-    // The order schemars leaves the root in: the struct's keys, `properties` and `required` as
-    // fields are added, then `title` and `$schema`; `tool_core` removes `title` (a swap-remove
-    // under `preserve_order`, which moves `$schema` into its place) and adds an empty
-    // `properties` when there is none.
-    let mut root = Map::new();
-    root.insert("type".to_owned(), "object".into());
-    root.insert("additionalProperties".to_owned(), false.into());
-    let empty = properties.is_empty();
-    if !empty {
-        root.insert("properties".to_owned(), properties.into());
-    }
-    if !required.is_empty() {
-        root.insert("required".to_owned(), required.into());
-    }
-    root.insert(
-        "$schema".to_owned(),
-        "https://json-schema.org/draft/2020-12/schema".into(),
-    );
-    if empty {
-        root.insert("properties".to_owned(), Map::new().into());
-    }
-    let mut root = Value::Object(root);
-    state_integer_bounds(&mut root);
-    Some(Stated {
-        value: root,
-        checks,
-    })
+    Some(Stated { parts, checks })
 }
 
 /// Code that builds `value` at run time through `tool_core::__private` (`pv`): each map made
@@ -303,7 +330,7 @@ mod tests {
         )
         .expect("stated");
         assert_eq!(
-            serde_json::to_string(&s.value).expect("JSON"),
+            serde_json::to_string(&s.root().expect("all stated")).expect("JSON"),
             concat!(
                 r#"{"type":"object","additionalProperties":false,"properties":{"#,
                 r#""a":{"type":"integer","format":"uint32","minimum":0,"description":"the a","maximum":4294967295},"#,
@@ -325,14 +352,44 @@ mod tests {
     }
 
     #[test]
-    fn user_types_attributes_and_titles_are_left_to_schemars() {
-        let cases: [syn::ItemFn; 5] = [
-            syn::parse_quote!(
-                fn t(a: Point) {}
-            ),
-            syn::parse_quote!(
-                fn t(a: Option<Vec<String>>) {}
-            ),
+    fn user_types_are_left_to_schemars_in_their_place() {
+        let s = stated_of(
+            syn::parse_quote! {
+                /// T.
+                ///
+                /// # Arguments
+                /// * `b` - the b
+                fn t(a: u8, b: Point, c: Option<Vec<String>>) {}
+            },
+            &[],
+        )
+        .expect("assembled");
+        assert!(s.root().is_none());
+        let parts: Vec<String> = s
+            .parts
+            .iter()
+            .map(|(name, part)| match part {
+                Part::Stated(node, required) => format!("{name} stated {node} {required}"),
+                Part::Derived(ty, description) => {
+                    format!("{name} derived {} {description:?}", quote!(#ty))
+                }
+            })
+            .collect();
+        assert_eq!(
+            parts,
+            [
+                r#"a stated {"type":"integer","format":"uint8","minimum":0,"maximum":255} true"#,
+                r#"b derived Point Some("the b")"#,
+                "c derived Option < Vec < String > > None",
+            ]
+        );
+        let checked: Vec<String> = s.checks.iter().map(|(_, c)| c.to_string()).collect();
+        assert_eq!(checked, [":: core :: primitive :: u8"]);
+    }
+
+    #[test]
+    fn attributes_and_titles_are_left_to_schemars() {
+        let cases: [syn::ItemFn; 3] = [
             syn::parse_quote!(
                 fn t(#[schemars(range(max = 3))] a: u8) {}
             ),
@@ -343,9 +400,13 @@ mod tests {
                 /// * `a` - # Heading
                 fn t(a: u8) {}
             },
-            syn::parse_quote!(
-                fn t(a: u128) {}
-            ),
+            syn::parse_quote! {
+                /// T.
+                ///
+                /// # Arguments
+                /// * `a` - # Heading
+                fn t(a: Point) {}
+            },
         ];
         for f in cases {
             assert!(stated_of(f, &[]).is_none());
@@ -362,7 +423,7 @@ mod tests {
         )
         .expect("stated");
         assert_eq!(
-            serde_json::to_string(&s.value).expect("JSON"),
+            serde_json::to_string(&s.root().expect("all stated")).expect("JSON"),
             r#"{"type":"object","additionalProperties":false,"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{}}"#
         );
     }

@@ -65,7 +65,12 @@ pub(super) fn check_defaults(slot: &Slot, schema: &Value) -> Result<(), String> 
     let Some(Value::Object(props)) = schema.get("properties") else {
         return Ok(());
     };
-    if !props.values().any(|prop| prop.get("default").is_some()) {
+    // Keys compared in order, not hashed: a property's schema has a handful.
+    let defaulted = |prop: &Value| {
+        prop.as_object()
+            .is_some_and(|m| m.keys().any(|k| k == "default"))
+    };
+    if !props.values().any(defaulted) {
         return Ok(());
     }
     let defaults: serde_json::Map<String, Value> = props

@@ -71,17 +71,33 @@ impl Pretty {
                 }
                 self.close(b']', !items.is_empty());
             }
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                self.open(b'{');
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    self.key(i == 0, k);
-                    self.value(v);
+            Value::Object(map) if map.len() <= SMALL => {
+                // Sorted on the stack: nearly every object of a schema is this small.
+                let mut entries: [(&str, &Value); SMALL] = [("", &NULL); SMALL];
+                for (slot, (k, v)) in entries.iter_mut().zip(map) {
+                    *slot = (k.as_str(), v);
                 }
-                self.close(b'}', !entries.is_empty());
+                let entries = &mut entries[..map.len()];
+                insertion_sort(entries);
+                self.entries(entries);
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<(&str, &Value)> =
+                    map.iter().map(|(k, v)| (k.as_str(), v)).collect();
+                entries.sort_unstable_by(|a, b| key_order(a.0, b.0));
+                self.entries(&entries);
             }
         }
+    }
+
+    /// An object's entries, in the order given.
+    fn entries(&mut self, entries: &[(&str, &Value)]) {
+        self.open(b'{');
+        for (i, (k, v)) in entries.iter().enumerate() {
+            self.key(i == 0, k);
+            self.value(v);
+        }
+        self.close(b'}', !entries.is_empty());
     }
 
     /// `{` or `[`: one level deeper.
@@ -149,12 +165,31 @@ impl Pretty {
     /// newline, form feed and carriage return, `\u00xx` for the other control characters;
     /// everything else as it is.
     pub(crate) fn string(&mut self, s: &str) {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let bytes = s.as_bytes();
+        if plain(bytes) {
+            // Nearly every string: copied whole.
+            self.out.reserve(bytes.len() + 2);
+            self.out.push(b'"');
+            self.out.extend_from_slice(bytes);
+            self.out.push(b'"');
+        } else {
+            self.escaped_string(bytes);
+        }
+    }
+
+    /// A string with at least one byte to escape (kept out of line: the common path of
+    /// [`Pretty::string`] stays short).
+    #[cold]
+    #[inline(never)]
+    fn escaped_string(&mut self, bytes: &[u8]) {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
         self.out.push(b'"');
         let mut start = 0;
         loop {
-            let i = plain_until(bytes, start);
+            let i = bytes[start..]
+                .iter()
+                .position(|&b| escaped(b))
+                .map_or(bytes.len(), |j| start + j);
             self.out.extend_from_slice(&bytes[start..i]);
             let Some(&b) = bytes.get(i) else { break };
             start = i + 1;
@@ -181,35 +216,79 @@ impl Pretty {
     }
 }
 
-/// Whether `b` is written escaped in a JSON string.
-fn escaped(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
+/// Objects of at most this many entries are sorted in place on the stack.
+const SMALL: usize = 8;
+
+/// The filler of unused stack slots.
+static NULL: Value = Value::Null;
+
+/// The order of object keys: by bytes, as `str::cmp`, with the first byte compared inline
+/// (it tells most keys of a schema apart).
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
 }
 
-/// The first index from `from` on whose byte is escaped (`bytes.len()` if none), eight bytes
-/// at a time: a word with none of them passes in a few instructions. The word tests may flag a
-/// word that has none (never miss one that has); the byte loop then decides.
-fn plain_until(bytes: &[u8], from: usize) -> usize {
+/// Sort a few entries by key (keys of one object are distinct, so stability is moot).
+fn insertion_sort(entries: &mut [(&str, &Value)]) {
+    for i in 1..entries.len() {
+        let mut j = i;
+        while j > 0 && key_order(entries[j - 1].0, entries[j].0).is_gt() {
+            entries.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// Whether `b` is written escaped in a JSON string.
+fn escaped(b: u8) -> bool {
+    ESCAPED[usize::from(b)]
+}
+
+/// [`escaped`] of each byte: the control characters, `"` and `\\`.
+static ESCAPED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Whether no byte of `bytes` is escaped, eight bytes at a time without a branch per word (a
+/// word test may flag a word that has none, never misses one that has; a flagged string is
+/// then decided byte by byte). The last word overlaps the one before; a string shorter than a
+/// word is read byte by byte.
+fn plain(bytes: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x;
+    let flags = |x: u64| {
+        let control = x.wrapping_sub(ONES * 0x20) & !x;
         let quote = zero_byte(x ^ (ONES * u64::from(b'"')));
         let backslash = zero_byte(x ^ (ONES * u64::from(b'\\')));
-        if control | quote | backslash != 0 {
-            if let Some(j) = chunk.iter().position(|&b| escaped(b)) {
-                return i + j;
-            }
-        }
-        i += 8;
+        (control | quote | backslash) & HIGH
+    };
+    let word = |chunk: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        u64::from_le_bytes(w)
+    };
+    if bytes.len() < 8 {
+        return !bytes.iter().any(|&b| escaped(b));
     }
-    bytes[i..]
-        .iter()
-        .position(|&b| escaped(b))
-        .map_or(bytes.len(), |j| i + j)
+    let mut chunks = bytes.chunks_exact(8);
+    let mut found = 0;
+    for chunk in &mut chunks {
+        found |= flags(word(chunk));
+    }
+    if !chunks.remainder().is_empty() {
+        found |= flags(word(&bytes[bytes.len() - 8..]));
+    }
+    found == 0 || !bytes.iter().any(|&b| escaped(b))
 }

@@ -10,8 +10,18 @@ fn format_bounds(format: &str) -> Option<(Number, Number)> {
     tool_rules::integer_format_bounds(format).map(|(lo, hi)| (Number::from(lo), Number::from(hi)))
 }
 
+/// `node.get(key)`, found by comparing the keys of a small node in order instead of hashing
+/// (a schema node has a handful of keys; `preserve_order` hashes with SipHash).
+fn field<'a>(node: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if node.len() <= 8 {
+        node.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    } else {
+        node.get(key)
+    }
+}
+
 fn is_integer_node(node: &Map<String, Value>) -> bool {
-    match node.get("type") {
+    match field(node, "type") {
         Some(Value::String(t)) => t == "integer",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
         _ => false,
@@ -24,19 +34,16 @@ pub(crate) fn state_integer_bounds(schema: &mut Value) {
     match schema {
         Value::Object(node) => {
             if is_integer_node(node) {
-                let bounds = node
-                    .get("format")
+                let bounds = field(node, "format")
                     .and_then(Value::as_str)
                     .and_then(format_bounds);
                 if let Some((lo, hi)) = bounds {
                     let lo_f = lo.as_f64().unwrap_or(f64::MIN);
                     let hi_f = hi.as_f64().unwrap_or(f64::MAX);
-                    let keep_lo = node
-                        .get("minimum")
+                    let keep_lo = field(node, "minimum")
                         .and_then(Value::as_f64)
                         .is_some_and(|m| m >= lo_f);
-                    let keep_hi = node
-                        .get("maximum")
+                    let keep_hi = field(node, "maximum")
                         .and_then(Value::as_f64)
                         .is_some_and(|m| m <= hi_f);
                     if !keep_lo {
@@ -47,9 +54,14 @@ pub(crate) fn state_integer_bounds(schema: &mut Value) {
                     }
                 }
             }
-            node.values_mut().for_each(state_integer_bounds);
+            node.values_mut()
+                .filter(|v| v.is_object() || v.is_array())
+                .for_each(state_integer_bounds);
         }
-        Value::Array(items) => items.iter_mut().for_each(state_integer_bounds),
+        Value::Array(items) => items
+            .iter_mut()
+            .filter(|v| v.is_object() || v.is_array())
+            .for_each(state_integer_bounds),
         _ => {}
     }
 }

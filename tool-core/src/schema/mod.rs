@@ -57,6 +57,11 @@ mod tests {
             "empty": [{}, [], [[]], {"x": {}}],
             "scalars": [null, true, false, 0, -0.0, 1e-7],
             "deep": deep,
+            // Keys alike in their first bytes, and objects past the size sorted on the stack.
+            "prefixes": {"ab": 1, "a": 2, "abc": 3, "b\u{e9}": 4, "B": 5, "b": 6, "aa": 7, "\u{e9}": 8},
+            "eight": (0..8).map(|i| (format!("k{}", 7 - i), json!(i))).collect::<serde_json::Map<_, _>>(),
+            "nine": (0..9).map(|i| (format!("k{}", 8 - i), json!(i))).collect::<serde_json::Map<_, _>>(),
+            "forty": (0..40).map(|i| (format!("{}", (i * 7) % 40), json!(i))).collect::<serde_json::Map<_, _>>(),
         });
         let mut expected = serde_json::to_vec_pretty(&sorted(&v)).expect("serializes");
         expected.push(b'\n');

@@ -51,10 +51,10 @@ fn chars(s: &str) -> u64 {
 
 /// `true` when `v` matches node `id`.
 pub(super) fn is_valid(c: &Checker, id: Id, v: &Value) -> bool {
-    match &c.nodes[id] {
+    match c.nodes[id] {
         Node::True => true,
         Node::False(_) => false,
-        Node::Schema(k) => keywords_valid(c, k, v),
+        Node::Schema(k) => keywords_valid(c, &c.keywords[k], v),
     }
 }
 
@@ -142,11 +142,16 @@ fn keywords_valid(c: &Checker, k: &Keywords, v: &Value) -> bool {
             if m.len() <= SMALL_OBJECT {
                 // A call's arguments: a few keys, each looked up among the properties by
                 // comparing names, with no key hashed. The same keywords, the same answer.
-                if !k.required.iter().all(|r| m.keys().any(|key| key == r)) {
+                if !k
+                    .required
+                    .iter()
+                    .all(|r| m.keys().any(|key| key.as_bytes() == c.bytes(*r)))
+                {
                     return false;
                 }
                 for (name, p) in m {
-                    let schema = match k.properties.iter().find(|(n, _)| n == name) {
+                    let name = name.as_bytes();
+                    let schema = match k.properties.iter().find(|(n, _)| c.bytes(*n) == name) {
                         Some((_, s)) => Some(*s),
                         None => k.additional,
                     };
@@ -155,11 +160,11 @@ fn keywords_valid(c: &Checker, k: &Keywords, v: &Value) -> bool {
                     }
                 }
             } else {
-                if !k.required.iter().all(|r| m.contains_key(r)) {
+                if !k.required.iter().all(|r| m.contains_key(c.str(*r))) {
                     return false;
                 }
                 for (name, s) in &k.properties {
-                    if let Some(p) = m.get(name) {
+                    if let Some(p) = m.get(c.str(*name)) {
                         if !is_valid(c, *s, p) {
                             return false;
                         }
@@ -167,7 +172,12 @@ fn keywords_valid(c: &Checker, k: &Keywords, v: &Value) -> bool {
                 }
                 if let Some(s) = k.additional {
                     for (name, p) in m {
-                        if !k.properties.iter().any(|(n, _)| n == name) && !is_valid(c, s, p) {
+                        if !k
+                            .properties
+                            .iter()
+                            .any(|(n, _)| c.bytes(*n) == name.as_bytes())
+                            && !is_valid(c, s, p)
+                        {
                             return false;
                         }
                     }
@@ -214,24 +224,24 @@ fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
 
 /// Every violation of node `id` by `v` at `path`, appended to `out`.
 pub(super) fn errors(c: &Checker, id: Id, v: &Value, path: &mut String, out: &mut Vec<Found>) {
-    match &c.nodes[id] {
+    match c.nodes[id] {
         Node::True => {}
         Node::False(at) => out.push(Found {
             path: path.clone(),
             message: format!("False schema does not allow {v}"),
-            schema_path: parent(at),
+            schema_path: parent(c.str(at)),
             allowed: None,
         }),
-        Node::Schema(k) => keyword_errors(c, k, v, path, out),
+        Node::Schema(k) => keyword_errors(c, &c.keywords[k], v, path, out),
     }
 }
 
-/// A violation of a keyword of `k` by the value at `path`.
-fn found(path: &str, k: &Keywords, message: String) -> Found {
+/// A violation of a keyword of `k` (of checker `c`) by the value at `path`.
+fn found(c: &Checker, path: &str, k: &Keywords, message: String) -> Found {
     Found {
         path: path.to_owned(),
         message,
-        schema_path: k.at.clone(),
+        schema_path: c.str(k.at).to_owned(),
         allowed: None,
     }
 }
@@ -261,12 +271,12 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                 let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
                 format!("{v} is not of types {}", quoted.join(", "))
             };
-            out.push(found(path, k, message));
+            out.push(found(c, path, k, message));
         }
     }
     if let Some(expected) = &k.const_ {
         if !equal(expected, v) {
-            let mut f = found(path, k, format!("{expected} was expected"));
+            let mut f = found(c, path, k, format!("{expected} was expected"));
             f.allowed = Some(vec![expected.to_string()]);
             out.push(f);
         }
@@ -274,7 +284,7 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
     if let Some(options) = &k.enum_ {
         let list = options.as_array().map_or(&[][..], Vec::as_slice);
         if !list.iter().any(|o| equal(o, v)) {
-            let mut f = found(path, k, enum_message(v, list));
+            let mut f = found(c, path, k, enum_message(v, list));
             f.allowed = Some(list.iter().map(Value::to_string).collect());
             out.push(f);
         }
@@ -302,13 +312,13 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             for (limit, bad, words) in checks {
                 if let Some(l) = limit {
                     if compare(n, l).is_none_or(|o| bad.contains(&o)) {
-                        out.push(found(path, k, format!("{v} {words} {l}")));
+                        out.push(found(c, path, k, format!("{v} {words} {l}")));
                     }
                 }
             }
             if let Some(m) = k.multiple_of {
                 if !is_multiple_of(n, m) {
-                    out.push(found(path, k, format!("{v} is not a multiple of {m}")));
+                    out.push(found(c, path, k, format!("{v} is not a multiple of {m}")));
                 }
             }
         }
@@ -316,10 +326,11 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             let len = chars(s);
             if let Some(m) = k.min_length.filter(|m| len < *m) {
                 let unit = plural(m, "character", "characters");
-                out.push(found(path, k, format!("{v} is shorter than {m} {unit}")));
+                out.push(found(c, path, k, format!("{v} is shorter than {m} {unit}")));
             }
             if let Some(m) = k.max_length.filter(|m| len > *m) {
                 out.push(found(
+                    c,
                     path,
                     k,
                     format!("a string of {len} characters is longer than {m}"),
@@ -327,7 +338,7 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             }
             if let Some((re, p)) = &k.pattern {
                 if !re.is_match(s) {
-                    out.push(found(path, k, format!(r#"{v} does not match "{p}""#)));
+                    out.push(found(c, path, k, format!(r#"{v} does not match "{p}""#)));
                 }
             }
         }
@@ -335,14 +346,14 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             let n = a.len() as u64;
             if let Some(m) = k.min_items.filter(|m| n < *m) {
                 let unit = plural(m, "item", "items");
-                out.push(found(path, k, format!("{v} has less than {m} {unit}")));
+                out.push(found(c, path, k, format!("{v} has less than {m} {unit}")));
             }
             if let Some(m) = k.max_items.filter(|m| n > *m) {
                 let unit = plural(m, "item", "items");
-                out.push(found(path, k, format!("{v} has more than {m} {unit}")));
+                out.push(found(c, path, k, format!("{v} has more than {m} {unit}")));
             }
             if k.unique_items && !is_unique(a) {
-                out.push(found(path, k, format!("{v} has non-unique elements")));
+                out.push(found(c, path, k, format!("{v} has non-unique elements")));
             }
             let len = path.len();
             if let Some(s) = k.items {
@@ -362,22 +373,26 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             let n = m.len() as u64;
             if let Some(x) = k.min_properties.filter(|x| n < *x) {
                 let unit = plural(x, "property", "properties");
-                out.push(found(path, k, format!("{v} has less than {x} {unit}")));
+                out.push(found(c, path, k, format!("{v} has less than {x} {unit}")));
             }
             if let Some(x) = k.max_properties.filter(|x| n > *x) {
                 let unit = plural(x, "property", "properties");
-                out.push(found(path, k, format!("{v} has more than {x} {unit}")));
+                out.push(found(c, path, k, format!("{v} has more than {x} {unit}")));
             }
-            for r in k.required.iter().filter(|r| !m.contains_key(*r)) {
+            for r in k.required.iter().map(|r| c.str(*r)) {
+                if m.contains_key(r) {
+                    continue;
+                }
                 out.push(Found {
                     path: path.clone(),
-                    message: format!("{} is a required property", Value::String(r.clone())),
-                    schema_path: format!("{}/properties/{}", k.at, escape(r)),
+                    message: format!("{} is a required property", Value::String(r.to_owned())),
+                    schema_path: format!("{}/properties/{}", c.str(k.at), escape(r)),
                     allowed: None,
                 });
             }
             let len = path.len();
             for (name, s) in &k.properties {
+                let name = c.str(*name);
                 if let Some(p) = m.get(name) {
                     push_segment(path, name);
                     errors(c, *s, p, path, out);
@@ -387,7 +402,11 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
             if let Some(s) = k.additional {
                 let extra: Vec<&String> = m
                     .keys()
-                    .filter(|name| !k.properties.iter().any(|(n, _)| n == *name))
+                    .filter(|name| {
+                        !k.properties
+                            .iter()
+                            .any(|(n, _)| c.bytes(*n) == name.as_bytes())
+                    })
                     .collect();
                 if matches!(c.nodes[s], Node::False(_)) {
                     // Without `properties` the general engine words it as the `false` schema
@@ -408,7 +427,7 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
                         }
                     };
                     if let Some(message) = message {
-                        out.push(found(path, k, message));
+                        out.push(found(c, path, k, message));
                     }
                 } else {
                     for name in extra {
@@ -425,13 +444,14 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
         errors(c, *s, v, path, out);
     }
     if !k.any_of.is_empty() && !k.any_of.iter().any(|s| is_valid(c, *s, v)) {
-        out.push(found(path, k, none_matched(c, &k.any_of, v)));
+        out.push(found(c, path, k, none_matched(c, &k.any_of, v)));
     }
     if !k.one_of.is_empty() {
         match k.one_of.iter().filter(|s| is_valid(c, **s, v)).count() {
-            0 => out.push(found(path, k, none_matched(c, &k.one_of, v))),
+            0 => out.push(found(c, path, k, none_matched(c, &k.one_of, v))),
             1 => {}
             _ => out.push(found(
+                c,
                 path,
                 k,
                 format!(
@@ -442,7 +462,12 @@ fn keyword_errors(c: &Checker, k: &Keywords, v: &Value, path: &mut String, out: 
     }
     if let Some((s, schema)) = &k.not {
         if is_valid(c, *s, v) {
-            out.push(found(path, k, format!("{schema} is not allowed for {v}")));
+            out.push(found(
+                c,
+                path,
+                k,
+                format!("{schema} is not allowed for {v}"),
+            ));
         }
     }
     if let Some(r) = k.ref_ {
