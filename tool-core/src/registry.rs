@@ -147,17 +147,24 @@ impl ToolDef {
     /// Every argument the path guard checks: the declared `path_args`, plus, for dynamic tools,
     /// string properties named like paths (`path`, `source`, `destination`, `cwd`).
     pub fn guarded_path_args(&self) -> Vec<String> {
-        let mut out = self.decl.path_args.clone();
-        if self.legacy_path_fields {
-            for name in LEGACY_PATH_FIELDS {
-                if !out.iter().any(|n| n == name)
+        self.guarded_path_names().map(str::to_owned).collect()
+    }
+
+    /// [`ToolDef::guarded_path_args`], borrowed: what the guard walks on every call.
+    pub(crate) fn guarded_path_names(&self) -> impl Iterator<Item = &str> + '_ {
+        let declared = &self.decl.path_args;
+        let legacy: &[&str] = if self.legacy_path_fields {
+            LEGACY_PATH_FIELDS
+        } else {
+            &[]
+        };
+        declared
+            .iter()
+            .map(String::as_str)
+            .chain(legacy.iter().copied().filter(move |name| {
+                !declared.iter().any(|n| n == name)
                     && schema_property(&self.decl.input_schema, name).is_some()
-                {
-                    out.push((*name).to_owned());
-                }
-            }
-        }
-        out
+            }))
     }
 }
 

@@ -17,23 +17,31 @@ pub(super) fn check(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<()
     let paths = &mut call.paths;
     let mut bad = Vec::new();
     if let Value::Object(map) = &mut call.args {
-        for name in call.tool.def().guarded_path_args() {
-            match map.get_mut(&name) {
+        for name in call.tool.def().guarded_path_names() {
+            // A call has a few arguments: comparing names costs less than hashing one.
+            let arg = if map.len() < SCAN_ARGS {
+                map.iter_mut().find(|(k, _)| *k == name).map(|(_, v)| v)
+            } else {
+                map.get_mut(name)
+            };
+            match arg {
                 None | Some(Value::Null) => {}
                 Some(Value::String(raw)) => match guard.check(raw) {
                     Ok(wp) => {
                         match wp.as_path().to_str() {
-                            // Reuse the argument's buffer for its normalized form.
-                            Some(norm) => {
+                            // Reuse the argument's buffer for its normalized form when it fits
+                            // (a fresh one costs less than growing it).
+                            Some(norm) if norm.len() <= raw.capacity() => {
                                 raw.clear();
                                 raw.push_str(norm);
                             }
+                            Some(norm) => *raw = norm.to_owned(),
                             None => *raw = wp.as_path().to_string_lossy().into_owned(),
                         }
                         // A name listed twice is checked twice but kept once: both checks give
                         // the same path.
-                        if !paths.iter().any(|(n, _): &(String, _)| *n == name) {
-                            paths.push((name, wp));
+                        if !paths.iter().any(|(n, _): &(String, _)| n == name) {
+                            paths.push((name.to_owned(), wp));
                         }
                     }
                     Err(e) => bad.push(format!("`{name}`: {e}")),
@@ -57,3 +65,6 @@ pub(super) fn check(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Result<()
     }
     Ok(())
 }
+
+/// Below this many arguments, a path argument is found by comparing names rather than by hashing.
+const SCAN_ARGS: usize = 8;

@@ -1,7 +1,7 @@
 //! Building an executor's confinement from its registry and configuration: [`Mode`],
 //! [`SandboxConfig`], [`support`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -144,7 +144,8 @@ fn pool_read_paths() -> Vec<PathBuf> {
 #[derive(Debug)]
 pub(crate) struct Confinement {
     pub(crate) mode: Mode,
-    tools: HashMap<String, Arc<ToolRuntime>>,
+    // Looked up on every call: by name comparison, which costs less than hashing it.
+    tools: BTreeMap<String, Arc<ToolRuntime>>,
 }
 
 impl Confinement {
@@ -184,7 +185,7 @@ impl Confinement {
         // resources: tools that declare sockets or take granted resources get pools and programs
         // of their own, which may reach those (and only those).
         let mut classes: HashMap<(usize, Vec<String>, Grants), Arc<ClassRuntime>> = HashMap::new();
-        let mut tools = HashMap::new();
+        let mut tools = BTreeMap::new();
         let no_grants = Grants::new();
         for tool in registry.iter() {
             let decl = tool.decl();
