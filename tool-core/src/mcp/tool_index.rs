@@ -89,21 +89,27 @@ mod tests {
     use super::*;
     use crate::mcp::{McpCallContext, McpCallOutcome};
 
-    /// A backend that counts how often its list is read; its list grows by one tool per read
-    /// unless it declares the list fixed.
+    /// A backend that counts how often its list is read and answers the `n`th read (from 0)
+    /// with `list(n)`.
     struct Counting {
         fixed: bool,
+        list: fn(usize) -> Vec<Value>,
         reads: AtomicUsize,
+    }
+
+    impl Counting {
+        fn new(fixed: bool, list: fn(usize) -> Vec<Value>) -> Self {
+            Counting {
+                fixed,
+                list,
+                reads: AtomicUsize::new(0),
+            }
+        }
     }
 
     impl McpBackend for Counting {
         fn list_tools(&self) -> Vec<Value> {
-            let n = self.reads.fetch_add(1, Ordering::SeqCst);
-            let entry = |name: String| json!({"name": name, "inputSchema": {"type": "object"}});
-            let mut list: Vec<Value> = (0..=n).map(|i| entry(format!("t{i}"))).collect();
-            list.push(entry("b".to_owned()));
-            list.push(entry("a".to_owned()));
-            list
+            (self.list)(self.reads.fetch_add(1, Ordering::SeqCst))
         }
 
         async fn call_tool(
@@ -120,16 +126,22 @@ mod tests {
         }
     }
 
+    /// A list that grows by one tool per read, out of name order.
+    fn growing(n: usize) -> Vec<Value> {
+        let entry = |name: String| json!({"name": name, "inputSchema": {"type": "object"}});
+        let mut list: Vec<Value> = (0..=n).map(|i| entry(format!("t{i}"))).collect();
+        list.push(entry("b".to_owned()));
+        list.push(entry("a".to_owned()));
+        list
+    }
+
     fn names(index: &ToolIndex) -> Vec<String> {
         index.tools().iter().map(|t| t.name.to_string()).collect()
     }
 
     #[test]
     fn a_fixed_list_is_read_once_and_shared_by_the_copies() {
-        let backend = Counting {
-            fixed: true,
-            reads: AtomicUsize::new(0),
-        };
+        let backend = Counting::new(true, growing);
         let cache = ToolCache::default();
         let copy = cache.clone();
         let first = cache.index(&backend).expect("index");
@@ -145,10 +157,7 @@ mod tests {
 
     #[test]
     fn a_list_that_may_change_is_read_each_time() {
-        let backend = Counting {
-            fixed: false,
-            reads: AtomicUsize::new(0),
-        };
+        let backend = Counting::new(false, growing);
         let cache = ToolCache::default();
         assert_eq!(
             names(&cache.index(&backend).expect("index")),
@@ -164,28 +173,12 @@ mod tests {
 
     #[test]
     fn an_entry_that_is_no_mcp_tool_is_an_internal_error_every_time() {
-        struct Broken;
-        impl McpBackend for Broken {
-            fn list_tools(&self) -> Vec<Value> {
-                vec![json!({"name": 7})]
-            }
-            async fn call_tool(
-                &self,
-                _name: String,
-                _args: Map<String, Value>,
-                _ctx: McpCallContext,
-            ) -> McpCallOutcome {
-                McpCallOutcome::UnknownTool
-            }
-            fn fixed_tool_list(&self) -> bool {
-                true
-            }
-        }
+        let broken = Counting::new(true, |_| vec![json!({"name": 7})]);
         let cache = ToolCache::default();
         for _ in 0..2 {
-            let e = cache.index(&Broken).expect_err("not a tool");
+            let e = cache.index(&broken).expect_err("not a tool");
             assert!(e.message.contains("not a valid MCP tool"), "{}", e.message);
         }
-        assert!(cache.get(&Broken, "x").is_none());
+        assert!(cache.get(&broken, "x").is_none());
     }
 }
