@@ -59,6 +59,7 @@ mod schema_export;
 mod tool_logging;
 mod tool_macro;
 mod tool_schemas;
+mod typed_path;
 mod validator_diff;
 mod workspace_ops;
 mod workspace_races;

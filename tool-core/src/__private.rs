@@ -15,12 +15,15 @@ pub use crate::decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
 pub use crate::guard::path::WorkspacePath;
 pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
 pub use crate::registry::registration::ToolRegistration;
+pub use crate::registry::typed::{TypedCall, TypedRun};
 pub use crate::registry::{ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef};
 pub use crate::resource::{ResourceType, State};
 pub use crate::sandbox::call::SyncRunner;
 pub use std::boxed::Box;
+pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::time::Duration;
+pub use std::vec::Vec;
 
 /// The argument-struct type that stands for a `WorkspacePath` parameter: a JSON string in the
 /// schema; the handler adapter swaps it for the guarded path from the context.
@@ -331,7 +334,7 @@ pub fn arg<T: DeserializeOwned>(
     match args.take(name) {
         Some(value) => T::deserialize(value)
             .map_err(|e| ArgumentError::new(format!("invalid arguments: `{name}`: {e}"))),
-        None => T::deserialize(Missing(name))
+        None => T::deserialize(crate::registry::typed::Missing(name))
             .map_err(|e| ArgumentError::new(format!("invalid arguments: {e}"))),
     }
 }
@@ -344,30 +347,6 @@ fn json_kind(value: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// The deserializer of an absent field: only an `Option` accepts it (as `None`).
-struct Missing(&'static str);
-
-impl<'de> serde::Deserializer<'de> for Missing {
-    type Error = serde_json::Error;
-
-    fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-        Err(serde::de::Error::missing_field(self.0))
-    }
-
-    fn deserialize_option<V: serde::de::Visitor<'de>>(
-        self,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        visitor.visit_none()
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier
-        ignored_any
     }
 }
 
@@ -509,6 +488,15 @@ pub fn async_tool_def(
 ) -> ToolDef {
     ToolDef::from_macro(decl, handler, check_permissions).async_handler()
 }
+
+/// A `#[tool]` definition with its typed entry: generated only where reading the arguments into
+/// the parameter types checks exactly what the input schema says (see
+/// `tool_core::registry::typed`).
+pub fn typed(def: ToolDef, entry: fn(&str) -> Option<TypedCall>) -> ToolDef {
+    def.with_typed(entry)
+}
+
+pub use crate::registry::typed::typed_args;
 
 /// The resource of a `State<T>` parameter. The executor checked at start-up that it is
 /// registered; a context built without the executor's resources refuses the call.

@@ -37,6 +37,14 @@ pub trait ScriptGate: Send + Sync {
         (self.check(decl, final_args), None)
     }
 
+    /// Whether this gate may judge calls of `decl` by anything but allowing them with no audit
+    /// record. `false` lets the executor skip asking it about such a tool's calls (its typed
+    /// path, which has no JSON arguments to show); the default, `true`, always asks.
+    fn inspects(&self, decl: &ToolDecl) -> bool {
+        let _ = decl;
+        true
+    }
+
     /// This gate bound to the executor's canonical workspace root, so each scan judges what a
     /// script touches against the real workspace and working directory. The executor calls it
     /// once when it is built; `None` (the default) keeps the gate as configured.

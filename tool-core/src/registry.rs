@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -13,42 +12,18 @@ use sha2::{Digest, Sha256};
 
 use crate::context::ToolContext;
 use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ScriptSetup, ToolDecl};
-use crate::outcome::{IntoToolOutcome, ToolOutcome};
+use crate::outcome::IntoToolOutcome;
 use crate::resource::ResourceType;
 use dump::canonical_dump_of;
 pub use dump::decl_to_json;
 
 mod dump;
+mod handler;
 mod script_setup;
+pub(crate) mod typed;
 mod validators;
 
-/// A boxed, sendable future of a tool's outcome.
-pub type BoxFuture = Pin<Box<dyn Future<Output = ToolOutcome> + Send + 'static>>;
-
-/// Arguments the handler could not accept (they passed the schema but not the typed deserializer).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ArgumentError {
-    /// What was wrong.
-    pub message: String,
-}
-
-impl ArgumentError {
-    /// An argument error with this message.
-    pub fn new(message: impl Into<String>) -> Self {
-        ArgumentError {
-            message: message.into(),
-        }
-    }
-}
-
-/// A tool's handler: takes the context and the final, validated, guarded arguments. Returns the
-/// future to run, or refuses the arguments before anything runs.
-pub type Handler =
-    Arc<dyn Fn(ToolContext, Value) -> Result<BoxFuture, ArgumentError> + Send + Sync>;
-
-/// A tool's own permission rule on its final arguments: `Err(reason)` refuses the call.
-pub type PermissionCheck = Arc<dyn Fn(&Value) -> Result<(), String> + Send + Sync>;
+pub use handler::{ArgumentError, BoxFuture, Handler, PermissionCheck};
 
 /// A tool definition: its declaration plus the code that runs it.
 #[derive(Clone)]
@@ -62,6 +37,8 @@ pub struct ToolDef {
     async_fn: bool,
     // The types of the `State<T>` parameters of a `#[tool]`, checked at executor start.
     resources: Vec<ResourceType>,
+    // A `#[tool]`'s arguments read straight into its parameter types (see `typed`).
+    typed: Option<typed::TypedEntry>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -96,7 +73,26 @@ impl ToolDef {
             legacy_path_fields: false,
             async_fn: false,
             resources: Vec::new(),
+            typed: None,
         }
+    }
+
+    /// Gives a `#[tool]` its typed entry (see [`typed`]).
+    pub(crate) fn with_typed(mut self, entry: typed::TypedEntry) -> Self {
+        self.typed = Some(entry);
+        self
+    }
+
+    /// The typed entry of a `#[tool]` whose parameter types check what its schema says.
+    pub(crate) fn typed(&self) -> Option<typed::TypedEntry> {
+        self.typed
+    }
+
+    /// Whether calls of this `#[tool]` may take the executor's typed path (its parameter types
+    /// check exactly what its schema says). Diagnostics only.
+    #[doc(hidden)]
+    pub fn has_typed_entry(&self) -> bool {
+        self.typed.is_some()
     }
 
     /// Records the resources a `#[tool]`'s `State<T>` parameters take.
@@ -371,6 +367,7 @@ impl ToolDefBuilder {
             legacy_path_fields: true,
             async_fn: false,
             resources: Vec::new(),
+            typed: None,
         })
     }
 }

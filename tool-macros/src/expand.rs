@@ -188,10 +188,12 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     let state_local = |i: usize| format_ident!("__state_{}", i);
     // The type is inferred from the call, so a `T` that cannot be a resource is reported once,
     // on the user's signature.
-    let state_bindings = (0..states.len()).map(|i| {
-        let binding = state_local(i);
-        quote!(let #binding = #pv::state(&__ctx)?;)
-    });
+    let state_bindings: Vec<TokenStream> = (0..states.len())
+        .map(|i| {
+            let binding = state_local(i);
+            quote!(let #binding = #pv::state(&__ctx)?;)
+        })
+        .collect();
     let mut next_state = 0usize;
     let call_args = tool.inputs.iter().filter_map(|i| match i {
         Input::Arg(p) => Some(local(p).to_token_stream()),
@@ -204,6 +206,15 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         Input::Context(_) => Some(quote!(__ctx)),
         _ => None,
     });
+    // `__run`'s parameters: each argument by its local name, of the function's own type.
+    let run_params: Vec<TokenStream> = tool
+        .params()
+        .map(|p| {
+            let (binding, ty) = (local(p), p.ty);
+            quote!(#binding: #ty)
+        })
+        .collect();
+    let run_args: Vec<syn::Ident> = tool.params().map(local).collect();
     let fn_ident = &func.sig.ident;
     let call = quote!(#fn_ident(#(#call_args),*));
     // The return type is named in the turbofish (with its own span) so a type that does not
@@ -366,6 +377,40 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
             #check_permissions,
         )
     };
+    // The typed entry, where the parameter types check exactly what the stated schema says;
+    // given to the definition only if the types the schema was stated for are the parameters'.
+    let stated = attrs
+        .input_schema
+        .is_none()
+        .then(|| crate::stated::stated(tool, &guarded))
+        .flatten()
+        .filter(|st| crate::stated::typed_exact(tool, &guarded, st));
+    let (typed_items, def) = match stated {
+        Some(st) => {
+            let items = crate::typed::entry(
+                tool,
+                &crate::typed::Adapter {
+                    pv: &pv,
+                    guarded: &guarded,
+                    run_args: &run_args,
+                },
+            );
+            let same = st
+                .checks
+                .iter()
+                .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
+            let def = quote! {{
+                let __def = #def;
+                if true #(&& #same)* {
+                    #pv::typed(__def, __typed)
+                } else {
+                    __def
+                }
+            }};
+            (items, def)
+        }
+        None => (quote!(), def),
+    };
     let def = if states.is_empty() {
         def
     } else {
@@ -383,15 +428,26 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         const _: () = {
             #args_struct
 
+            #typed_items
+
+            // The handler's start from its parameters: one body for the adapter and the typed
+            // entry, so anything wrong in it is reported once.
+            #[allow(unused_variables, clippy::too_many_arguments)]
+            fn __run(__ctx: #pv::ToolContext, #(#run_params),*)
+                -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
+            {
+                #(#state_bindings)*
+                #runner
+                ::core::result::Result::Ok(#run)
+            }
+
             fn __build() -> #pv::ToolDef {
                 let __handler: #pv::Handler = #pv::Arc::new(
                     |__ctx: #pv::ToolContext, __args: #pv::serde_json::Value|
                         -> ::core::result::Result<#pv::BoxFuture, #pv::ArgumentError>
                     {
                         #take_args
-                        #(#state_bindings)*
-                        #runner
-                        ::core::result::Result::Ok(#run)
+                        __run(__ctx, #(#run_args),*)
                     },
                 );
                 #def

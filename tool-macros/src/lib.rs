@@ -13,6 +13,7 @@ mod expand;
 mod main_attr;
 mod model;
 mod stated;
+mod typed;
 
 // Documented where it is used from, `tool_core::tool` (tool-core's `src/tool.md`), whose
 // examples compile against the runtime.

@@ -113,6 +113,28 @@ pub(crate) fn stated(tool: &Tool<'_>, guarded: &[String]) -> Option<Stated> {
     Some(Stated { parts, checks })
 }
 
+/// Whether serde's read of each parameter into its type checks exactly what the stated schema
+/// says of it, so the typed entry ([`crate::typed`]) may stand in for validation: every part
+/// stated, no declared default, at most twelve parameters, and each parameter a guarded path (a non-empty string, which the
+/// entry checks) or a stated type other than a float (an integer too large for 64 bits reads as
+/// a float, which the call parser refuses). The type equalities of [`Stated::checks`] still
+/// have to hold at run time.
+pub(crate) fn typed_exact(tool: &Tool<'_>, guarded: &[String], stated: &Stated) -> bool {
+    // `tool_core` reads tuples of up to twelve parameters.
+    stated.root().is_some()
+        && tool.params().count() <= 12
+        && tool.params().all(|p| {
+            p.default().is_none()
+                && (guarded.contains(&p.name) || (known(p.ty).is_some() && !holds_float(p.ty)))
+        })
+}
+
+/// `f32`/`f64`, alone or as the one type argument (`Option<f64>`, `Vec<f32>`).
+fn holds_float(ty: &syn::Type) -> bool {
+    let float = |t: &syn::Type| matches!(last_ident(t).as_deref(), Some("f32" | "f64"));
+    float(ty) || type_args(ty).is_some_and(|args| args.into_iter().any(float))
+}
+
 /// Code that builds `value` at run time through `tool_core::__private` (`pv`): each map made
 /// with its final size, keys in `value`'s order.
 pub(crate) fn build(pv: &TokenStream, value: &Value) -> TokenStream {

@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 /// Most variants of one nested value kept (the root keeps all of its own).
 const NESTED: usize = 24;
 
-pub(super) struct Gen<'a> {
-    pub(super) root: &'a Value,
+pub(crate) struct Gen<'a> {
+    pub(crate) root: &'a Value,
 }
 
 fn limit(s: &Value, key: &str) -> Option<f64> {
@@ -55,7 +55,7 @@ impl<'a> Gen<'a> {
     }
 
     /// Values for `s`, the first meant to match it, at most `cap` of them.
-    pub(super) fn values(&self, s: &'a Value, depth: usize, cap: usize) -> Vec<Value> {
+    pub(crate) fn values(&self, s: &'a Value, depth: usize, cap: usize) -> Vec<Value> {
         let own = s;
         let s = self.follow(s);
         let mut out = Vec::new();

@@ -5,7 +5,7 @@
 //! Draft 2020-12 cases for the keywords the checker covers pass on it.
 
 mod corpus;
-mod gen;
+pub(crate) mod gen;
 mod suite;
 
 use serde_json::{json, Value};

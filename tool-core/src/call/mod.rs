@@ -95,6 +95,103 @@ pub fn parse_call(input: &str, limits: &ParseLimits) -> Result<ToolCall, ParseEr
     }
 }
 
+/// The `{"tool": NAME, "args": {...}}` call as [`parse_call`] would read it, without reading
+/// the arguments: the name and the arguments' JSON text, for the executor's typed path. `None`
+/// for anything [`parse_call`] might refuse or read otherwise (another shape, a duplicate or
+/// unknown key, a name or arguments text over the string limit, a nesting limit too low for
+/// `{"tool", "args": {"x": [..]}}`); the caller then takes [`parse_call`]. The arguments text
+/// is not checked here (the common form is scanned by hand, without reading the arguments):
+/// whoever reads it must accept only one JSON value, and only what [`parse_call`] would.
+pub(crate) fn tool_args_raw<'a>(
+    input: &'a str,
+    limits: &ParseLimits,
+) -> Option<(std::borrow::Cow<'a, str>, &'a str)> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Raw<'a> {
+        #[serde(borrow)]
+        tool: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        args: &'a serde_json::value::RawValue,
+    }
+    let Ok(Input::Json(doc)) = classify(input, limits) else {
+        return None;
+    };
+    // Three levels: the call, its arguments, an array among them. The arguments text bounds
+    // every string in it, its keys included, whatever their escapes.
+    if limits.depth() < 3 {
+        return None;
+    }
+    let (tool, args) = match scan_envelope(doc) {
+        Some((tool, args)) => (std::borrow::Cow::Borrowed(tool), args),
+        // An object: serde would also read the struct from an array, which is a batch.
+        None if doc.trim_start().starts_with('{') => {
+            let raw: Raw<'a> = serde_json::from_str(doc).ok()?;
+            (raw.tool, raw.args.get())
+        }
+        None => return None,
+    };
+    if tool.is_empty()
+        || tool.len() > limits.max_string_len
+        || args.len() > limits.max_string_len
+        || !args.starts_with('{')
+    {
+        return None;
+    }
+    Some((tool, args))
+}
+
+/// `{"tool": NAME, "args": ARGS}` read by hand, in exactly that form (JSON whitespace anywhere
+/// between tokens, a name without escapes or control characters): the name and the text between
+/// `"args":` and the closing brace, whitespace trimmed. Whether that text is one JSON value is
+/// for its reader to check (a reader that accepts nothing after its value). `None` for anything
+/// else, which the serde reading of the envelope then takes.
+fn scan_envelope(doc: &str) -> Option<(&str, &str)> {
+    let b = doc.as_bytes();
+    let ws = |i: usize| {
+        let mut i = i;
+        while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            i += 1;
+        }
+        i
+    };
+    let token = |i: usize, t: &[u8]| {
+        b.get(i..i + t.len())
+            .filter(|s| *s == t)
+            .map(|_| i + t.len())
+    };
+    let mut i = ws(0);
+    i = ws(token(i, b"{")?);
+    i = ws(token(i, b"\"tool\"")?);
+    i = ws(token(i, b":")?);
+    i = token(i, b"\"")?;
+    let start = i;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => break,
+            b'\\' | 0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+    let name = doc.get(start..i)?;
+    i = ws(token(i, b"\"")?);
+    i = ws(token(i, b",")?);
+    i = ws(token(i, b"\"args\"")?);
+    i = ws(token(i, b":")?);
+    let mut end = b.len();
+    while end > i && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        end -= 1;
+    }
+    if end <= i || b[end - 1] != b'}' {
+        return None;
+    }
+    end -= 1;
+    while end > i && matches!(b[end - 1], b' ' | b'\t' | b'\n' | b'\r') {
+        end -= 1;
+    }
+    Some((name, doc.get(i..end)?))
+}
+
 /// A call from a parsed JSON document (the general path of [`parse_call`]).
 fn call_from_value(doc: Value, limits: &ParseLimits) -> Result<ToolCall, ParseError> {
     match doc {

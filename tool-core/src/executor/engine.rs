@@ -75,6 +75,8 @@ pub struct Executor {
     pub(super) resources: Arc<Resources>,
     next_session: AtomicU64,
     next_call: AtomicU64,
+    // Calls that took the typed path (`typed.rs`), for tests and diagnostics.
+    typed_calls: AtomicU64,
 }
 
 impl std::fmt::Debug for Executor {
@@ -188,6 +190,7 @@ impl Executor {
             resources,
             next_session: AtomicU64::new(1),
             next_call: AtomicU64::new(1),
+            typed_calls: AtomicU64::new(0),
         })
     }
 
@@ -231,6 +234,17 @@ impl Executor {
     }
 
     /// The call id: the given one (the caller's or the provider's), or a fresh `call-N`.
+    /// How many calls took the typed path: arguments read straight into a `#[tool]`'s
+    /// parameter types (see `Executor::execute`). Diagnostics only.
+    #[doc(hidden)]
+    pub fn typed_calls(&self) -> u64 {
+        self.typed_calls.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn count_typed(&self) {
+        self.typed_calls.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub(super) fn call_id(&self, given: Option<String>) -> String {
         given.unwrap_or_else(|| numbered_id(self.next_call.fetch_add(1, Ordering::Relaxed)))
     }

@@ -16,7 +16,9 @@
 //! | `run` | `run.rs` (confinement: [`crate::sandbox`]) | `sandbox_unavailable`, `timeout`, `cancelled`, `panicked`, `tool_error` |
 //! | `outcome` | `outcome.rs` (result, error budget, audit) | `modifier_conflict` (batches) |
 //!
-//! `pipeline.rs` lists the steps in order ([`Executor::execute`]); `batch.rs` runs a model turn's
+//! `pipeline.rs` lists the steps in order ([`Executor::execute`]); `typed.rs` is the typed path,
+//! which reads a `#[tool]`'s arguments straight into its parameter types where that checks what
+//! the schema says and no other step needs the JSON arguments; `batch.rs` runs a model turn's
 //! calls through the same steps ([`Executor::run_batch`]). The executor's own types live in
 //! `engine.rs` ([`Executor`]), `config.rs` ([`ExecutorConfig`]), `options.rs` ([`CallOptions`],
 //! [`CallInput`]), `session.rs` ([`Session`]), `result.rs` ([`CallResult`]) and `state.rs` (what
@@ -45,6 +47,7 @@ mod run;
 mod script_gate;
 mod session;
 mod state;
+mod typed;
 mod validate;
 
 pub use crate::gate::{

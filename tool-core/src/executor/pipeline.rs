@@ -35,7 +35,15 @@ impl Executor {
         input: impl Into<CallInput<'a>>,
         options: CallOptions,
     ) -> CallResult {
-        let parsed = parse::parse(self, input.into());
+        let input = input.into();
+        // A `{"tool", "args"}` call to a `#[tool]` whose parameter types check its schema is
+        // read straight into them, where nothing else needs its JSON arguments (see `typed`).
+        if let CallInput::Text(text) = &input {
+            if let Some(ready) = self.typed_call(session, text) {
+                return self.execute_typed(session, ready, options).await;
+            }
+        }
+        let parsed = parse::parse(self, input);
         self.execute_one(session, parsed, options).await
     }
 

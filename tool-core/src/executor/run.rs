@@ -85,9 +85,14 @@ pub(super) async fn run(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Verdi
     let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
     let handler = tool.def().handler();
     let args = std::mem::take(&mut call.args);
+    let typed = call.typed.take();
     // From here on the handler has started: record what confines it, however it ends.
     let enforced = Enforced(sandbox.as_deref());
-    let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(ctx, args))) {
+    let start = || match typed {
+        Some(run) => run(ctx),
+        None => handler(ctx, args),
+    };
+    let fut = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(Ok(fut)) => fut,
         Ok(Err(e)) => {
             return Verdict::Refused(Stop::new(

@@ -14,6 +14,7 @@ use crate::decl::Risk;
 use crate::gate::GateAudit;
 use crate::guard::path::WorkspacePath;
 use crate::reason::ReasonCode;
+use crate::registry::typed::TypedRun;
 use crate::registry::RegisteredTool;
 use crate::schema::validate::Violation;
 use crate::status::Step;
@@ -51,6 +52,9 @@ pub(super) struct CallState<'r> {
     pub(super) review: Option<(String, Vec<String>)>,
     /// What the steps learned, for the result and the audit event.
     pub(super) record: Record,
+    /// The handler's run with the arguments read by the tool's typed entry (the typed path);
+    /// `args` is then empty.
+    pub(super) typed: Option<TypedRun>,
 }
 
 impl<'r> CallState<'r> {
@@ -63,7 +67,20 @@ impl<'r> CallState<'r> {
             paths: Vec::new(),
             review: None,
             record,
+            typed: None,
         }
+    }
+
+    /// A call the typed path read and guarded.
+    pub(super) fn typed(
+        tool: &'r RegisteredTool,
+        paths: Vec<(String, WorkspacePath)>,
+        run: TypedRun,
+    ) -> Self {
+        let mut call = CallState::new(tool, Map::new());
+        call.paths = paths;
+        call.typed = Some(run);
+        call
     }
 }
 

@@ -190,6 +190,11 @@ impl ScriptGate for ScannerGate {
         self.check_audited(decl, final_args).0
     }
 
+    /// Only a tool with a script language has anything to scan (see `requests`).
+    fn inspects(&self, decl: &ToolDecl) -> bool {
+        decl.script_lang.is_some()
+    }
+
     fn check_audited(
         &self,
         decl: &ToolDecl,

@@ -440,4 +440,5 @@ fn empty_input_refused() {
 }
 
 mod batch;
+mod raw;
 mod text;
