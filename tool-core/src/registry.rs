@@ -591,8 +591,10 @@ impl RegisteredTool {
         &self.def.decl
     }
 
-    /// The argument validator: the built-in checker, compiled at registry build, or the
-    /// general engine, compiled on first use (see [`Validator`](crate::schema::Validator)).
+    /// The argument validator: the built-in checker or the general engine (see
+    /// [`Validator`](crate::schema::Validator)), compiled at registry build or on first use
+    /// (only when the registry proved at build that the compile succeeds, or for the general
+    /// engine, whose schemas passed the meta-schema at build).
     pub fn validator(&self) -> &crate::schema::validate::Validator {
         validators::get(&self.validator, &self.def.decl.input_schema)
     }
