@@ -62,6 +62,9 @@ pub struct ToolDef {
     async_fn: bool,
     // The types of the `State<T>` parameters of a `#[tool]`, checked at executor start.
     resources: Vec<ResourceType>,
+    // The canonical text of `decl.input_schema`, written by `#[tool]` (see
+    // `ToolRegistration::canonical_input`); the declaration cannot change after it is set.
+    canonical_input: Option<&'static str>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -96,6 +99,7 @@ impl ToolDef {
             legacy_path_fields: false,
             async_fn: false,
             resources: Vec::new(),
+            canonical_input: None,
         }
     }
 
@@ -371,6 +375,7 @@ impl ToolDefBuilder {
             legacy_path_fields: true,
             async_fn: false,
             resources: Vec::new(),
+            canonical_input: None,
         })
     }
 }
@@ -557,6 +562,10 @@ pub(crate) mod registration {
         /// The input schema as schemars derives it, for a tool with typed parameters: what a
         /// schema stated at compile time must equal (compared by a test).
         pub derived_schema: Option<fn() -> serde_json::Value>,
+        /// The canonical text of the input schema (`#[tool]` wrote it at compile time, at
+        /// depth 0), when the built schema is the one it was written from; the canonical dump
+        /// copies it (a test compares it with the dump of the schema).
+        pub canonical_input: Option<fn() -> Option<&'static str>>,
     }
 
     inventory::collect!(ToolRegistration);
@@ -631,7 +640,9 @@ impl RegistryBuilder {
         self.inventory = true;
         for reg in inventory::iter::<ToolRegistration> {
             if keep(reg.module_path) {
-                self.defs.push((reg.build)());
+                let mut def = (reg.build)();
+                def.canonical_input = reg.canonical_input.and_then(|text| text());
+                self.defs.push(def);
             }
         }
         self
@@ -733,8 +744,13 @@ impl Registry {
     /// The canonical dump: sorted keys, two-space indent, trailing newline. One registry, one
     /// byte sequence.
     pub fn canonical_dump(&self) -> &[u8] {
-        self.dump
-            .get_or_init(|| canonical_dump_of(self.tools.values().map(RegisteredTool::decl)))
+        self.dump.get_or_init(|| {
+            canonical_dump_of(
+                self.tools
+                    .values()
+                    .map(|t| (t.decl(), t.def.canonical_input)),
+            )
+        })
     }
 
     /// SHA-256 (lowercase hex) of the canonical dump.
