@@ -210,7 +210,7 @@ pub fn declared_and_derived_schemas() -> Vec<(String, Value, Value)> {
 
 /// Each `#[tool]` linked in whose input schema's canonical text was written at compile time:
 /// its name, the input schema it declares and that text, which must be the schema's canonical
-/// bytes without the trailing newline (a test compares them).
+/// bytes as the dump writes them in place (a test compares them).
 pub fn declared_canonical_inputs() -> Vec<(String, Value, &'static str)> {
     inventory::iter::<ToolRegistration>
         .into_iter()

@@ -562,9 +562,10 @@ pub(crate) mod registration {
         /// The input schema as schemars derives it, for a tool with typed parameters: what a
         /// schema stated at compile time must equal (compared by a test).
         pub derived_schema: Option<fn() -> serde_json::Value>,
-        /// The canonical text of the input schema (`#[tool]` wrote it at compile time, at
-        /// depth 0), when the built schema is the one it was written from; the canonical dump
-        /// copies it (a test compares it with the dump of the schema).
+        /// The canonical text of the input schema as the canonical dump writes it in place
+        /// (indented for its depth there, no trailing newline; `#[tool]` wrote it at compile
+        /// time), when the built schema is the one it was written from. The dump copies it (a
+        /// test compares it with the dump of the schema).
         pub canonical_input: Option<fn() -> Option<&'static str>>,
     }
 

@@ -148,7 +148,7 @@ pub(crate) fn build(pv: &TokenStream, value: &Value) -> TokenStream {
 
 /// The registration's `canonical_input`: an item `fn __canonical_input()` and the expression
 /// naming it, or no item and `None`. The function gives the canonical text of the stated input
-/// schema (see [`canonical`]) when the stated route is the one taken (each type named by
+/// schema, as the dump writes it in place (see [`canonical`]), when the stated route is the one taken (each type named by
 /// syntax is the type meant) and the schema is whole: no part is left to schemars and no
 /// default is declared (both are values of run time). The canonical dump copies the text
 /// instead of walking the built `Value`.
@@ -186,10 +186,16 @@ pub(crate) fn canonical_input(
     )
 }
 
-/// `value` as the canonical dump writes it at depth 0: keys sorted (by bytes) at every level,
-/// serde_json's pretty form (two-space indent), no trailing newline.
+/// How deep the canonical dump writes an input schema: in the root object, its `tools` list
+/// and the tool's object (`tool_core`'s dump copies the text only at this depth).
+const DUMP_DEPTH: usize = 3;
+
+/// `value` as the canonical dump writes a tool's input schema: keys sorted (by bytes) at every
+/// level, serde_json's pretty form (two-space indent) indented to [`DUMP_DEPTH`] (JSON text has
+/// no newline but between tokens), no trailing newline.
 pub(crate) fn canonical(value: &Value) -> Option<String> {
-    serde_json::to_string_pretty(&sorted(value)).ok()
+    let text = serde_json::to_string_pretty(&sorted(value)).ok()?;
+    Some(text.replace('\n', &format!("\n{}", "  ".repeat(DUMP_DEPTH))))
 }
 
 /// `value` with each object's entries inserted in key order (the order a map keeps, with

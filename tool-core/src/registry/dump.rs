@@ -62,8 +62,8 @@ fn setup_json(d: &ToolDecl) -> Value {
 /// The canonical dump, written straight from the declarations: the same bytes as
 /// `canonical_bytes(&json!({"schema_version": 1, "tools": [decl_to_json(..), ..]}))`, without
 /// copying every schema into one document first (the copies cost more than the writing).
-/// A declaration may come with its input schema's canonical text (written at depth 0), copied
-/// in place of the schema.
+/// A declaration may come with its input schema's canonical text as written here (see
+/// `ToolRegistration::canonical_input`), copied in place of the schema.
 pub(super) fn canonical_dump_of<'a>(
     decls: impl Iterator<Item = (&'a ToolDecl, Option<&'a str>)>,
 ) -> Vec<u8> {
@@ -102,8 +102,9 @@ fn decl(w: &mut Pretty, d: &ToolDecl, input: Option<&str>) {
     w.bool(d.is_idempotent());
     w.key(false, "input_schema");
     match input {
-        Some(text) => w.indented(text),
-        None => w.value(&d.input_schema),
+        // The depth `#[tool]` writes the text for: the root, `tools`, this object.
+        Some(text) if w.depth() == 3 => w.raw(text),
+        _ => w.value(&d.input_schema),
     }
     w.key(false, "name");
     w.string(&d.name);

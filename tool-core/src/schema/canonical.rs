@@ -90,18 +90,14 @@ impl Pretty {
         }
     }
 
-    /// A value already written canonically at depth 0 (no trailing newline), indented to
-    /// the depth here. JSON text has no newline but between its tokens, so each one starts a
-    /// line to indent.
-    pub(crate) fn indented(&mut self, text: &str) {
-        let mut lines = text.split('\n');
-        if let Some(first) = lines.next() {
-            self.out.extend_from_slice(first.as_bytes());
-        }
-        for line in lines {
-            self.newline();
-            self.out.extend_from_slice(line.as_bytes());
-        }
+    /// How deep the next value is written (0 at the top).
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// A value already written canonically for this depth (no trailing newline), copied.
+    pub(crate) fn raw(&mut self, text: &str) {
+        self.out.extend_from_slice(text.as_bytes());
     }
 
     /// An object's entries, in the order given.
