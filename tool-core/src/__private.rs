@@ -211,6 +211,21 @@ pub fn declared_and_derived_schemas() -> Vec<(String, Value, Value)> {
         .collect()
 }
 
+/// Each `#[tool]` linked in whose input schema's canonical text was written at compile time:
+/// its name, the input schema it declares and that text, which must be the schema's canonical
+/// bytes as the dump writes them in place (a test compares them).
+pub fn declared_canonical_inputs() -> Vec<(String, Value, &'static str)> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .filter_map(|reg| {
+            let text = (reg.canonical_input?)()?;
+            let def = (reg.build)();
+            let decl = def.decl();
+            Some((decl.name.clone(), decl.input_schema.clone(), text))
+        })
+        .collect()
+}
+
 /// The output schema of a `Json<T>` return.
 pub fn output_schema<T: schemars::JsonSchema>() -> Value {
     generator().into_root_schema_for::<T>().to_value()

@@ -39,6 +39,9 @@ pub struct ToolDef {
     resources: Vec<ResourceType>,
     // A `#[tool]`'s arguments read straight into its parameter types (see `typed`).
     typed: Option<typed::TypedEntry>,
+    // The canonical text of `decl.input_schema`, written by `#[tool]` (see
+    // `ToolRegistration::canonical_input`); the declaration cannot change after it is set.
+    canonical_input: Option<&'static str>,
 }
 
 impl fmt::Debug for ToolDef {
@@ -74,6 +77,7 @@ impl ToolDef {
             async_fn: false,
             resources: Vec::new(),
             typed: None,
+            canonical_input: None,
         }
     }
 
@@ -368,6 +372,7 @@ impl ToolDefBuilder {
             async_fn: false,
             resources: Vec::new(),
             typed: None,
+            canonical_input: None,
         })
     }
 }
@@ -554,6 +559,11 @@ pub(crate) mod registration {
         /// The input schema as schemars derives it, for a tool with typed parameters: what a
         /// schema stated at compile time must equal (compared by a test).
         pub derived_schema: Option<fn() -> serde_json::Value>,
+        /// The canonical text of the input schema as the canonical dump writes it in place
+        /// (indented for its depth there, no trailing newline; `#[tool]` wrote it at compile
+        /// time), when the built schema is the one it was written from. The dump copies it (a
+        /// test compares it with the dump of the schema).
+        pub canonical_input: Option<fn() -> Option<&'static str>>,
     }
 
     inventory::collect!(ToolRegistration);
@@ -588,8 +598,10 @@ impl RegisteredTool {
         &self.def.decl
     }
 
-    /// The argument validator: the built-in checker, compiled at registry build, or the
-    /// general engine, compiled on first use (see [`Validator`](crate::schema::Validator)).
+    /// The argument validator: the built-in checker or the general engine (see
+    /// [`Validator`](crate::schema::Validator)), compiled at registry build or on first use
+    /// (only when the registry proved at build that the compile succeeds, or for the general
+    /// engine, whose schemas passed the meta-schema at build).
     pub fn validator(&self) -> &crate::schema::validate::Validator {
         validators::get(&self.validator, &self.def.decl.input_schema)
     }
@@ -626,7 +638,9 @@ impl RegistryBuilder {
         self.inventory = true;
         for reg in inventory::iter::<ToolRegistration> {
             if keep(reg.module_path) {
-                self.defs.push((reg.build)());
+                let mut def = (reg.build)();
+                def.canonical_input = reg.canonical_input.and_then(|text| text());
+                self.defs.push(def);
             }
         }
         self
@@ -728,8 +742,13 @@ impl Registry {
     /// The canonical dump: sorted keys, two-space indent, trailing newline. One registry, one
     /// byte sequence.
     pub fn canonical_dump(&self) -> &[u8] {
-        self.dump
-            .get_or_init(|| canonical_dump_of(self.tools.values().map(RegisteredTool::decl)))
+        self.dump.get_or_init(|| {
+            canonical_dump_of(
+                self.tools
+                    .values()
+                    .map(|t| (t.decl(), t.def.canonical_input)),
+            )
+        })
     }
 
     /// SHA-256 (lowercase hex) of the canonical dump.

@@ -414,3 +414,49 @@ fn the_registry_accepts_every_schema() {
         .expect("every schema of the corpus is accepted");
     assert_eq!(registry.len(), 18);
 }
+
+/// `#[tool]` writes the canonical text of a schema it states whole (no user type, no default,
+/// every type the one its name suggests), which the registry's dump copies: the text is the
+/// canonical dump of the schema built, and the dump is the one of the declarations' `Value`s.
+#[test]
+fn the_canonical_text_written_for_a_stated_schema_is_its_dump() {
+    let written = tool_core::__private_0_1_0::declared_canonical_inputs();
+    let mut names: Vec<&str> = written.iter().map(|t| t.0.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "descriptions",
+            "full_paths",
+            "guarded",
+            "nothing",
+            "options",
+            "scalars",
+            "scalars_described",
+            "vectors",
+            "with_context"
+        ]
+    );
+    for (name, schema, text) in &written {
+        // In the dump a tool's input schema sits three levels deep (root, `tools`, the tool).
+        let mut dump =
+            String::from_utf8(tool_core::schema::canonical_bytes(schema)).expect("UTF-8");
+        assert_eq!(dump.pop(), Some('\n'));
+        assert_eq!(*text, dump.replace('\n', "\n      "), "`{name}`");
+    }
+    let registry = tool_core::Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("registry");
+    let tools: Vec<Value> = registry
+        .iter()
+        .map(|t| tool_core::registry::decl_to_json(t.decl()))
+        .collect();
+    let expected = tool_core::schema::canonical_bytes(
+        &serde_json::json!({"schema_version": 1, "tools": tools}),
+    );
+    assert_eq!(
+        String::from_utf8_lossy(registry.canonical_dump()),
+        String::from_utf8_lossy(&expected)
+    );
+}

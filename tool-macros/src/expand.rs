@@ -304,6 +304,10 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     // A hand-written schema: no argument struct; the one parameter (if any) takes the whole
     // arguments object, which the executor has validated against that schema.
     let derived_fn = derived_schema_fn(&pv, &schema_defaults);
+    let (canonical_fn, canonical_input) = match &attrs.input_schema {
+        None => crate::stated::canonical_input(&pv, tool, &guarded, !schema_defaults.is_empty()),
+        Some(_) => (quote!(), quote!(::core::option::Option::None)),
+    };
     let (args_struct, take_args, input_schema, derived_schema) = match &attrs.input_schema {
         None => (
             quote! {
@@ -427,6 +431,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
         #[doc(hidden)]
         const _: () = {
             #args_struct
+            #canonical_fn
 
             #typed_items
 
@@ -458,6 +463,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                     build: __build,
                     module_path: ::core::module_path!(),
                     derived_schema: #derived_schema,
+                    canonical_input: #canonical_input,
                 }
             }
         };

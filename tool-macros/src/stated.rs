@@ -168,6 +168,77 @@ pub(crate) fn build(pv: &TokenStream, value: &Value) -> TokenStream {
     }
 }
 
+/// The registration's `canonical_input`: an item `fn __canonical_input()` and the expression
+/// naming it, or no item and `None`. The function gives the canonical text of the stated input
+/// schema, as the dump writes it in place (see [`canonical`]), when the stated route is the one taken (each type named by
+/// syntax is the type meant) and the schema is whole: no part is left to schemars and no
+/// default is declared (both are values of run time). The canonical dump copies the text
+/// instead of walking the built `Value`.
+pub(crate) fn canonical_input(
+    pv: &TokenStream,
+    tool: &Tool<'_>,
+    guarded: &[String],
+    has_defaults: bool,
+) -> (TokenStream, TokenStream) {
+    let none = (quote!(), quote!(::core::option::Option::None));
+    if has_defaults {
+        return none;
+    }
+    let Some(stated) = stated(tool, guarded) else {
+        return none;
+    };
+    let Some(text) = stated.root().as_ref().and_then(canonical) else {
+        return none;
+    };
+    let same = stated
+        .checks
+        .iter()
+        .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
+    (
+        quote! {
+            fn __canonical_input() -> ::core::option::Option<&'static str> {
+                if true #(&& #same)* {
+                    ::core::option::Option::Some(#text)
+                } else {
+                    ::core::option::Option::None
+                }
+            }
+        },
+        quote!(::core::option::Option::Some(__canonical_input)),
+    )
+}
+
+/// How deep the canonical dump writes an input schema: in the root object, its `tools` list
+/// and the tool's object (`tool_core`'s dump copies the text only at this depth).
+const DUMP_DEPTH: usize = 3;
+
+/// `value` as the canonical dump writes a tool's input schema: keys sorted (by bytes) at every
+/// level, serde_json's pretty form (two-space indent) indented to [`DUMP_DEPTH`] (JSON text has
+/// no newline but between tokens), no trailing newline.
+pub(crate) fn canonical(value: &Value) -> Option<String> {
+    let text = serde_json::to_string_pretty(&sorted(value)).ok()?;
+    Some(text.replace('\n', &format!("\n{}", "  ".repeat(DUMP_DEPTH))))
+}
+
+/// `value` with each object's entries inserted in key order (the order a map keeps, with
+/// `preserve_order` or without).
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The description schemars gives the field: the one `# Arguments` text of the parameter.
 /// `Some(None)`: no description; `None`: schemars would make something else of it (several
 /// doc lines joined, or a `#` heading taken as a title).

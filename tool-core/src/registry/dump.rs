@@ -62,8 +62,12 @@ fn setup_json(d: &ToolDecl) -> Value {
 /// The canonical dump, written straight from the declarations: the same bytes as
 /// `canonical_bytes(&json!({"schema_version": 1, "tools": [decl_to_json(..), ..]}))`, without
 /// copying every schema into one document first (the copies cost more than the writing).
-pub(super) fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -> Vec<u8> {
-    let decls: Vec<&ToolDecl> = decls.collect();
+/// A declaration may come with its input schema's canonical text as written here (see
+/// `ToolRegistration::canonical_input`), copied in place of the schema.
+pub(super) fn canonical_dump_of<'a>(
+    decls: impl Iterator<Item = (&'a ToolDecl, Option<&'a str>)>,
+) -> Vec<u8> {
+    let decls: Vec<(&ToolDecl, Option<&str>)> = decls.collect();
     // About what a tool of a few parameters takes, so the buffer rarely grows.
     let mut w = Pretty::with_capacity(64 + 2048 * decls.len());
     w.open(b'{');
@@ -71,9 +75,9 @@ pub(super) fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -
     w.u64(1);
     w.key(false, "tools");
     w.open(b'[');
-    for (i, d) in decls.iter().enumerate() {
+    for (i, (d, input)) in decls.iter().enumerate() {
         w.item(i == 0);
-        decl(&mut w, d);
+        decl(&mut w, d, *input);
     }
     w.close(b']', !decls.is_empty());
     w.close(b'}', true);
@@ -82,7 +86,7 @@ pub(super) fn canonical_dump_of<'a>(decls: impl Iterator<Item = &'a ToolDecl>) -
 
 /// One declaration as [`decl_to_json`] builds it, its keys in sorted order (the order below is
 /// alphabetical; a test compares the bytes with the `Value` route).
-fn decl(w: &mut Pretty, d: &ToolDecl) {
+fn decl(w: &mut Pretty, d: &ToolDecl, input: Option<&str>) {
     let opt_str = |w: &mut Pretty, s: Option<&str>| match s {
         Some(s) => w.string(s),
         None => w.value(&Value::Null),
@@ -97,7 +101,11 @@ fn decl(w: &mut Pretty, d: &ToolDecl) {
     w.key(false, "idempotent");
     w.bool(d.is_idempotent());
     w.key(false, "input_schema");
-    w.value(&d.input_schema);
+    match input {
+        // The depth `#[tool]` writes the text for: the root, `tools`, this object.
+        Some(text) if w.depth() == 3 => w.raw(text),
+        _ => w.value(&d.input_schema),
+    }
     w.key(false, "name");
     w.string(&d.name);
     w.key(false, "open_world");

@@ -90,6 +90,16 @@ impl Pretty {
         }
     }
 
+    /// How deep the next value is written (0 at the top).
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// A value already written canonically for this depth (no trailing newline), copied.
+    pub(crate) fn raw(&mut self, text: &str) {
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
     /// An object's entries, in the order given.
     fn entries(&mut self, entries: &[(&str, &Value)]) {
         self.open(b'{');

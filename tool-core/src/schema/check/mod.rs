@@ -11,7 +11,9 @@
 
 mod eval;
 mod num;
+mod surely;
 mod tree;
+mod vocab;
 
 use std::collections::HashMap;
 
@@ -19,8 +21,10 @@ use serde_json::{Map, Number, Value};
 
 pub(crate) use tree::Checker;
 use tree::{escape, str_of, Id, Keywords, Node, Span, TYPES};
+use vocab::{as_count, entry, ANNOTATIONS, CHECKED_FORMATS};
 
 pub(crate) use eval::Found;
+pub(crate) use surely::compiles_surely;
 
 /// Why a schema is outside what the built-in checker covers (or is malformed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,44 +44,6 @@ impl std::fmt::Display for Unsupported {
         write!(f, "{} at `{at}`", self.what)
     }
 }
-
-/// Keywords that assert nothing about an instance.
-const ANNOTATIONS: [&str; 11] = [
-    "$schema",
-    "$comment",
-    "$defs",
-    "definitions",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-];
-
-/// Formats the general engine checks; any other `format` is an annotation to it.
-const CHECKED_FORMATS: [&str; 19] = [
-    "date",
-    "date-time",
-    "duration",
-    "email",
-    "hostname",
-    "idn-email",
-    "idn-hostname",
-    "ipv4",
-    "ipv6",
-    "iri",
-    "iri-reference",
-    "json-pointer",
-    "regex",
-    "relative-json-pointer",
-    "time",
-    "uri",
-    "uri-reference",
-    "uri-template",
-    "uuid",
-];
 
 impl Checker {
     /// Compile `schema`, or say the first part of it the checker does not cover.
@@ -257,13 +223,7 @@ impl Compiler<'_> {
 
     /// The value `v` of keyword `key` as a count.
     fn count(&self, v: &Value, key: &str, at: Span) -> Result<Option<u64>, Unsupported> {
-        // `2.0` counts as `2`, as the general engine reads it.
-        v.as_u64()
-            .or_else(|| {
-                v.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 9.0e15)
-                    .map(|f| f as u64)
-            })
+        as_count(v)
             .map(Some)
             .ok_or_else(|| self.bad(at, format!("`{key}` that is not a non-negative integer")))
     }
@@ -578,15 +538,6 @@ fn resolve<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
 
 /// How many `$ref` targets are looked up by comparing before they are hashed.
 const FEW_REFS: usize = 16;
-
-/// `map.get(key)`, found by comparing the keys of a small map in order instead of hashing them.
-fn entry<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    if map.len() <= 8 {
-        map.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
-    } else {
-        map.get(key)
-    }
-}
 
 /// An array index in a JSON pointer, as `Value::pointer` reads it: digits, no leading `+`,
 /// no leading zero but for `0` itself.
