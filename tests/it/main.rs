@@ -28,6 +28,7 @@ mod mcp_2026;
 mod mcp_fleet;
 mod mcp_input;
 mod mcp_load;
+mod mcp_progress;
 mod mcp_prompt_input;
 mod mcp_proxy;
 mod mcp_quota;

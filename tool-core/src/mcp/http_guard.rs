@@ -23,6 +23,8 @@ use axum::response::{IntoResponse, Response};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{json, Value};
 
+use super::body_scan::{scan, Kind};
+
 use crate::reason::ReasonCode;
 
 /// The largest body read (rmcp's own default limit for a POST body).
@@ -107,27 +109,20 @@ pub(super) fn inspect(bytes: &[u8]) -> Option<Refusal> {
 /// where it opens every session; over HTTP a 2026-07-28 server answers it as a removed method,
 /// whatever its params).
 pub(super) fn inspect_with(bytes: &[u8], initialize: bool) -> Option<Refusal> {
-    let message: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            return Some(Refusal {
-                id: Value::Null,
-                code: PARSE_ERROR,
-                message: format!("Parse error: {e}"),
-                data: None,
-            })
-        }
+    // One pass checks the body and keeps what the checks read; only a body it refuses is read
+    // again, to tell a parse error from a duplicate key and name where the duplicate is.
+    let scanned = match scan(bytes) {
+        Ok(s) => s,
+        Err(e) => return Some(unparsed(bytes, &e)),
     };
-    let id = message.get("id").cloned().unwrap_or(Value::Null);
-    if let Err(e) = no_duplicate_keys(bytes) {
-        return Some(Refusal {
-            id,
-            code: INVALID_PARAMS,
-            message: format!("{}: {e}", ReasonCode::MalformedCall),
-            data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
-        });
-    }
-    if initialize && message.get("method").and_then(Value::as_str) == Some("initialize") {
+    let id = scanned.id;
+    let method = scanned.method.as_deref();
+    if initialize && method == Some("initialize") {
+        // Once per stdio connection: the whole message, known to parse.
+        let message: Value = match serde_json::from_slice(bytes) {
+            Ok(v) => v,
+            Err(e) => return Some(unparsed(bytes, &e)),
+        };
         if let Some(problem) = initialize_problem(message.get("params")) {
             return Some(Refusal {
                 id,
@@ -137,13 +132,15 @@ pub(super) fn inspect_with(bytes: &[u8], initialize: bool) -> Option<Refusal> {
             });
         }
     }
-    if message.get("method").and_then(Value::as_str) == Some("tools/call") {
-        let arguments = message.get("params").and_then(|p| p.get("arguments"));
-        if let Some(a) = arguments.filter(|a| !a.is_object() && !a.is_null()) {
+    if method == Some("tools/call") {
+        if let Some(a) = scanned
+            .arguments
+            .filter(|a| *a != Kind::Object && *a != Kind::Null)
+        {
             let kind = match a {
-                Value::Array(_) => "an array",
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
+                Kind::Array => "an array",
+                Kind::String => "a string",
+                Kind::Number => "a number",
                 _ => "not an object",
             };
             return Some(Refusal {
@@ -155,6 +152,33 @@ pub(super) fn inspect_with(bytes: &[u8], initialize: bool) -> Option<Refusal> {
         }
     }
     None
+}
+
+/// The refusal of a body [`scan`] refused with `error`: the parse error when it is not
+/// JSON, else the duplicate key and where it is.
+fn unparsed(bytes: &[u8], error: &serde_json::Error) -> Refusal {
+    let message: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return Refusal {
+                id: Value::Null,
+                code: PARSE_ERROR,
+                message: format!("Parse error: {e}"),
+                data: None,
+            }
+        }
+    };
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    // Both passes found nothing: still refused (fail closed), with the one-pass error.
+    let e = no_duplicate_keys(bytes)
+        .err()
+        .unwrap_or_else(|| error.to_string());
+    Refusal {
+        id,
+        code: INVALID_PARAMS,
+        message: format!("{}: {e}", ReasonCode::MalformedCall),
+        data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
+    }
 }
 
 /// What an `initialize` request lacks of what every revision with that handshake requires
@@ -204,6 +228,7 @@ fn initialize_problem(params: Option<&Value>) -> Option<String> {
 }
 
 /// `Err` naming the first duplicate key (and where it is) in a JSON document known to parse.
+/// Slower than [`scan`] (it keeps the path): only for a body that one refused.
 fn no_duplicate_keys(bytes: &[u8]) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut path = Vec::new();
@@ -307,6 +332,129 @@ mod tests {
             json!("malformed_call")
         );
         assert!(inspect(br#"{"id":1,"id":2,"method":"ping"}"#).is_some());
+    }
+
+    /// The checks as they were with the whole document parsed first, then checked again for
+    /// duplicates: what the one pass must answer, body for body.
+    fn two_pass_inspect(bytes: &[u8], initialize: bool) -> Option<Refusal> {
+        let message: Value = match serde_json::from_slice(bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return Some(Refusal {
+                    id: Value::Null,
+                    code: PARSE_ERROR,
+                    message: format!("Parse error: {e}"),
+                    data: None,
+                })
+            }
+        };
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        if let Err(e) = no_duplicate_keys(bytes) {
+            return Some(Refusal {
+                id,
+                code: INVALID_PARAMS,
+                message: format!("{}: {e}", ReasonCode::MalformedCall),
+                data: Some(json!({"reason_code": ReasonCode::MalformedCall, "message": e})),
+            });
+        }
+        if initialize && message.get("method").and_then(Value::as_str) == Some("initialize") {
+            if let Some(problem) = initialize_problem(message.get("params")) {
+                return Some(Refusal {
+                    id,
+                    code: INVALID_PARAMS,
+                    message: format!("Invalid params: initialize: {problem}"),
+                    data: None,
+                });
+            }
+        }
+        if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+            let arguments = message.get("params").and_then(|p| p.get("arguments"));
+            if let Some(a) = arguments.filter(|a| !a.is_object() && !a.is_null()) {
+                let kind = match a {
+                    Value::Array(_) => "an array",
+                    Value::String(_) => "a string",
+                    Value::Number(_) => "a number",
+                    _ => "not an object",
+                };
+                return Some(Refusal {
+                    id,
+                    code: INVALID_PARAMS,
+                    message: format!("tools/call `arguments` must be an object, got {kind}"),
+                    data: Some(json!({"reason_code": ReasonCode::InvalidArguments})),
+                });
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn one_pass_answers_every_body_as_the_two_passes_did() {
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":[{"b":1}]}}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+            br#"{"id":2,"method":"tools/call","params":{"arguments":"s"}}"#,
+            br#"{"id":3,"method":"tools/call","params":{"arguments":4.5}}"#,
+            br#"{"id":4,"method":"tools/call","params":{"arguments":false}}"#,
+            br#"{"id":5,"method":"tools/call","params":{"arguments":null}}"#,
+            br#"{"params":{"arguments":[]},"id":{"n":[1]},"method":"tools/call"}"#,
+            br#"{"id":6,"method":"tools/list","params":{"arguments":[]}}"#,
+            br#"{"id":7,"method":"tools/call","params":[{"arguments":[]}]}"#,
+            br#"{"id":8,"method":"tools/call","params":{"x":{"arguments":[]}}}"#,
+            br#"{"id":9,"method":"tools/\u0063all","params":{"arguments":[]}}"#,
+            br#"{"id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}"#,
+            br#"{"id":11,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            br#"{"id":12,"method":"initialize"}"#,
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            br#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":[]}}]"#,
+            br#"{"id":13,"id":14,"method":"tools/call","params":{"arguments":[]}}"#,
+            br#"{"id":15,"method":"tools/call","params":{"arguments":{"a":1,"a":2}}}"#,
+            br#"{"id":16,"method":"initialize","params":{"x":1,"x":2}}"#,
+            br#"{"id":17,"method":"tools/call""#,
+            br#"{"id":18} x"#,
+            br#"42"#,
+        ] {
+            for initialize in [false, true] {
+                assert_eq!(
+                    inspect_with(body, initialize),
+                    two_pass_inspect(body, initialize),
+                    "{} (initialize: {initialize})",
+                    String::from_utf8_lossy(body)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn one_pass_refuses_as_the_two_passes_did() {
+        // What the refusal was when the body was parsed, then checked for duplicates.
+        let two_passes = |body: &[u8]| match serde_json::from_slice::<Value>(body) {
+            Err(e) => (PARSE_ERROR, Value::Null, format!("Parse error: {e}")),
+            Ok(v) => {
+                let e = no_duplicate_keys(body).expect_err("a duplicate");
+                let id = v.get("id").cloned().unwrap_or(Value::Null);
+                (INVALID_PARAMS, id, format!("malformed_call: {e}"))
+            }
+        };
+        for body in [
+            &br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{"a":{"b":1,"b":2}}}}"#[..],
+            br#"{"id":1,"id":2,"method":"ping"}"#,
+            br#"[{"a":1},{"a":1,"a":1}]"#,
+            br#"{"id":3,"params":{"x":[1,{"y":{},"y":{}}]}}"#,
+            // A duplicate before the body stops being JSON: still a parse error.
+            br#"{"id":1,"id":2,"method":"#,
+            br#"{"id":1} trailing"#,
+            br#"{"a":1,"a":2} {"#,
+        ] {
+            let r = inspect(body).expect("refused");
+            let (code, id, message) = two_passes(body);
+            assert_eq!((r.code, r.id, r.message), (code, id, message));
+            if code == INVALID_PARAMS {
+                assert_eq!(
+                    r.data.expect("data")["reason_code"],
+                    json!("malformed_call")
+                );
+            }
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@
 //! [`Executor`]: crate::executor::Executor
 
 mod backend;
+mod body_scan;
 mod catalog;
 pub mod completion;
 pub mod content;

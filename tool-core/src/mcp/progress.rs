@@ -1,10 +1,12 @@
 //! A call's progress reports as `notifications/progress` for the request's progress token, in
-//! order, and flushed before the call's result is sent.
+//! order, and flushed before the call's result is sent. The task that sends them starts with the
+//! first report.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::ProgressNotificationParam;
 use rmcp::{Peer, RoleServer};
+use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::context::{Progress as ProgressReport, ProgressSink};
@@ -14,27 +16,59 @@ enum ProgressMsg {
     Flush(oneshot::Sender<()>),
 }
 
+/// Where a call's reports go: the forwarding task, started by the first report (most calls
+/// report none, and a call that reports none costs no task).
+type Lane = Arc<Mutex<Option<mpsc::UnboundedSender<ProgressMsg>>>>;
+
 pub(super) struct ProgressFlush {
-    tx: mpsc::UnboundedSender<ProgressMsg>,
+    lane: Lane,
 }
 
 impl ProgressFlush {
     /// Wait until every report so far was sent.
     pub(super) async fn flush(self) {
+        let tx = self
+            .lane
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let Some(tx) = tx else {
+            return;
+        };
         let (ack_tx, ack_rx) = oneshot::channel();
-        if self.tx.send(ProgressMsg::Flush(ack_tx)).is_ok() {
+        if tx.send(ProgressMsg::Flush(ack_tx)).is_ok() {
             let _ = ack_rx.await;
         }
     }
 }
 
 /// A progress sink that forwards reports, in order, as `notifications/progress` for `token`.
+/// Call it within the runtime; the sink itself may be called from any thread.
 pub(super) fn progress_forwarder(
     peer: Peer<RoleServer>,
     token: rmcp::model::ProgressToken,
 ) -> (ProgressSink, ProgressFlush) {
+    let lane: Lane = Arc::default();
+    let runtime = Handle::current();
+    let sink_lane = Arc::clone(&lane);
+    let sink: ProgressSink = Arc::new(move |p| {
+        // A panic while holding the lock cannot leave the lane half-set (one assignment).
+        let mut tx = sink_lane.lock().unwrap_or_else(PoisonError::into_inner);
+        let tx = tx.get_or_insert_with(|| forward(&runtime, peer.clone(), token.clone()));
+        let _ = tx.send(ProgressMsg::Report(p));
+    });
+    (sink, ProgressFlush { lane })
+}
+
+/// The task that sends reports to `peer` in order and answers flushes once what came before
+/// them was sent.
+fn forward(
+    runtime: &Handle,
+    peer: Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> mpsc::UnboundedSender<ProgressMsg> {
     let (tx, mut rx) = mpsc::unbounded_channel::<ProgressMsg>();
-    tokio::spawn(async move {
+    runtime.spawn(async move {
         while let Some(msg) = rx.recv().await {
             match msg {
                 ProgressMsg::Report(p) => {
@@ -55,9 +89,5 @@ pub(super) fn progress_forwarder(
             }
         }
     });
-    let sink_tx = tx.clone();
-    let sink: ProgressSink = Arc::new(move |p| {
-        let _ = sink_tx.send(ProgressMsg::Report(p));
-    });
-    (sink, ProgressFlush { tx })
+    tx
 }
