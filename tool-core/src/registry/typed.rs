@@ -22,7 +22,7 @@ pub type TypedEntry = fn(&str) -> Option<TypedCall>;
 /// What runs the handler once the context is made: the parsed parameters, moved in.
 pub type TypedRun = Box<dyn FnOnce(ToolContext) -> Result<BoxFuture, ArgumentError> + Send>;
 
-/// A call's arguments read by a [`TypedEntry`]: the path arguments for the workspace guard,
+/// A call's arguments read by a typed entry: the path arguments for the workspace guard,
 /// and the handler's run.
 pub struct TypedCall {
     /// Each path argument the call gave, by name, as written (never empty).
