@@ -2,6 +2,8 @@
 //! text and the same function body:
 //!
 //! - `floor`: deserialize the call text into a typed struct, call the function directly;
+//! - `floor_lstat`: the floor plus the two `lstat`s the path guard makes for the call's path
+//!   (`docs`, `docs/notes.txt`): the floor of any pipeline that checks a path on disk per call;
 //! - `naive`: parse the text, validate the arguments with a compiled `jsonschema` validator,
 //!   deserialize them into the typed struct, call the function;
 //! - `rmcp`: deserialize the text into rmcp's `CallToolRequestParams` and dispatch through
@@ -323,6 +325,9 @@ fn bench(c: &mut Criterion) {
         );
     }
 
+    // What the path guard looks at for `docs/notes.txt`: each component below the root.
+    let guard_dir = root.join("docs");
+    let guard_file = root.join("docs/notes.txt");
     let floor_read = || {
         let call: Call = serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
         let a = call.args;
@@ -380,6 +385,15 @@ fn bench(c: &mut Criterion) {
             let _load = load::Load::start(busy);
             let mut g = c.benchmark_group(format!("{group}{suffix}"));
             g.bench_function("floor", |b| b.iter(floor));
+            g.bench_function("floor_lstat", |b| {
+                b.iter(|| {
+                    for p in [&guard_dir, &guard_file] {
+                        let md = std::fs::symlink_metadata(std::hint::black_box(p));
+                        assert!(md.is_ok_and(|m| !m.file_type().is_symlink()));
+                    }
+                    floor()
+                })
+            });
             g.bench_function("naive", |b| b.iter(naive));
             g.bench_function("rmcp", |b| b.to_async(&rt).iter(|| rmcp_call(mcp)));
             for (name, text) in [

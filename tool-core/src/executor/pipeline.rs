@@ -21,7 +21,9 @@ use super::outcome::{self, Finished};
 use super::result::CallResult;
 use super::session::Session;
 use super::state::{call_span, CallState, Record, RunEnv, StepContext, Stop, Verdict};
-use super::{budget, filters, guard, lookup, parse, permissions, run, script_gate, validate};
+use super::{
+    budget, filters, guard, lookup, parse, permissions, run, script_gate, typed, validate,
+};
 use crate::call::{ParseError, ToolCall};
 
 impl Executor {
@@ -40,11 +42,14 @@ impl Executor {
         // read straight into them, where nothing else needs its JSON arguments (see `typed`).
         if let CallInput::Text(text) = &input {
             if let Some(ready) = self.typed_call(session, text) {
-                return self.execute_typed(session, ready, options).await;
+                return self
+                    .execute_one(session, Admitted::Typed(ready), options)
+                    .await;
             }
         }
         let parsed = parse::parse(self, input);
-        self.execute_one(session, parsed, options).await
+        self.execute_one(session, Admitted::Parsed(parsed), options)
+            .await
     }
 
     /// Parse `text` as one call and execute it with the default options:
@@ -53,14 +58,23 @@ impl Executor {
         self.execute(session, text, CallOptions::default()).await
     }
 
+    /// One call from its parse (or the typed path's read) to its result: the call's span and
+    /// context, its steps, its outcome.
     async fn execute_one(
         &self,
         session: &Session,
-        parsed: Result<ToolCall, ParseError>,
+        admitted: Admitted<'_>,
         options: CallOptions,
     ) -> CallResult {
         let start = Instant::now();
-        let (tool, call_id, call_id_given) = self.identify(&parsed, options.call_id.as_deref());
+        let (tool, call_id, call_id_given) = match &admitted {
+            Admitted::Parsed(parsed) => self.identify(parsed, options.call_id.as_deref()),
+            Admitted::Typed(ready) => (
+                Some(ready.name().to_owned()),
+                self.call_id(options.call_id.clone()),
+                options.call_id.is_some(),
+            ),
+        };
         let span = call_span(session, tool.as_deref(), &call_id);
         let env = RunEnv::default();
         let cx = StepContext {
@@ -70,7 +84,10 @@ impl Executor {
             options: &options,
             env: &env,
         };
-        let (verdict, record) = steps(&cx, parsed).instrument(span.clone()).await;
+        let (verdict, record) = match admitted {
+            Admitted::Parsed(parsed) => steps(&cx, parsed).instrument(span.clone()).await,
+            Admitted::Typed(ready) => typed::steps(&cx, ready).instrument(span.clone()).await,
+        };
         outcome::finish(
             self,
             session,
@@ -101,6 +118,14 @@ impl Executor {
         };
         (tool, self.call_id(id.map(str::to_owned)), id.is_some())
     }
+}
+
+/// A call as it enters [`Executor::execute_one`].
+enum Admitted<'r> {
+    /// Parsed (or not) by the general path.
+    Parsed(Result<ToolCall, ParseError>),
+    /// Read and guarded by the typed path.
+    Typed(typed::Ready<'r>),
 }
 
 /// Every step of one call, up to its verdict.

@@ -17,16 +17,9 @@
 //! approve (not required) → run → outcome          (as the general path)
 //! ```
 
-use std::time::Instant;
-
-use tracing::Instrument;
-
 use super::engine::Executor;
-use super::options::CallOptions;
-use super::outcome::{self, Finished};
-use super::result::CallResult;
 use super::session::Session;
-use super::state::{call_span, CallState, RunEnv, StepContext};
+use super::state::{CallState, Record, StepContext, Verdict};
 use super::{budget, run};
 use crate::approval::{risk_needs_approval, ApprovalStatus};
 use crate::gate::ScanMode;
@@ -90,45 +83,22 @@ impl Executor {
             && gate_silent
             && self.confinement.refusal(decl).is_none()
     }
+}
 
-    /// Run a call the typed path read: the general path's `run` and `outcome` steps.
-    pub(super) async fn execute_typed(
-        &self,
-        session: &Session,
-        ready: Ready<'_>,
-        options: CallOptions,
-    ) -> CallResult {
-        let start = Instant::now();
-        self.count_typed();
-        let Ready { tool, paths, run } = ready;
-        let name = tool.decl().name.clone();
-        let call_id_given = options.call_id.is_some();
-        let call_id = self.call_id(options.call_id.clone());
-        let span = call_span(session, Some(&name), &call_id);
-        let env = RunEnv::default();
-        let cx = StepContext {
-            executor: self,
-            session,
-            call_id: &call_id,
-            options: &options,
-            env: &env,
-        };
-        let mut call = CallState::typed(tool, paths, run);
-        call.record.approval = ApprovalStatus::NotRequired;
-        let verdict = run::run(&cx, &mut call).instrument(span.clone()).await;
-        outcome::finish(
-            self,
-            session,
-            Finished {
-                tool: Some(name),
-                call_id,
-                call_id_given,
-                verdict,
-                record: call.record,
-                merge_modifier: options.merge_modifier,
-                start,
-                span: &span,
-            },
-        )
+impl Ready<'_> {
+    /// The tool's name.
+    pub(super) fn name(&self) -> &str {
+        &self.tool.decl().name
     }
+}
+
+/// The steps of a call the typed path read: approval is not required (the path is not taken
+/// otherwise), then the general path's `run`.
+pub(super) async fn steps(cx: &StepContext<'_>, ready: Ready<'_>) -> (Verdict, Record) {
+    cx.executor.count_typed();
+    let Ready { tool, paths, run } = ready;
+    let mut call = CallState::typed(tool, paths, run);
+    call.record.approval = ApprovalStatus::NotRequired;
+    let verdict = run::run(cx, &mut call).await;
+    (verdict, call.record)
 }
