@@ -108,8 +108,13 @@ impl Session {
     /// Cancel every call of this session now in flight. Later calls are not affected.
     pub fn cancel_all(&self) {
         let mut inner = self.lock();
+        // The batches (whose calls not yet started are then refused too), then every call in
+        // flight, batched or not.
         inner.cancel_all.cancel();
         inner.cancel_all = CancellationToken::new();
+        for (_, _, token) in &inner.in_flight {
+            token.cancel();
+        }
     }
 
     /// Cancel the in-flight calls with this id; returns how many were cancelled.
@@ -168,8 +173,10 @@ impl Session {
         }
     }
 
-    /// Register a call in flight; its token is a child of `parent` (a batch) when given, else of
-    /// the session's cancel-all token.
+    /// Register a call in flight; its token is a child of `parent` (a batch) when given, else a
+    /// token of its own, which [`Session::cancel_all`] cancels through the in-flight list (a child
+    /// of the session's cancel-all token would cost a lock and an entry in that token's tree per
+    /// call).
     pub(crate) fn begin_call(
         &self,
         call_id: &Arc<str>,
@@ -180,7 +187,7 @@ impl Session {
         inner.next_seq += 1;
         let token = match parent {
             Some(p) => p.child_token(),
-            None => inner.cancel_all.child_token(),
+            None => CancellationToken::new(),
         };
         inner
             .in_flight
