@@ -67,13 +67,11 @@ impl Executor {
         options: CallOptions,
     ) -> CallResult {
         let start = Instant::now();
+        let given = options.call_id.as_deref();
         let (tool, call_id, call_id_given) = match &admitted {
-            Admitted::Parsed(parsed) => self.identify(parsed, options.call_id.as_deref()),
-            Admitted::Typed(ready) => (
-                Some(ready.name().to_owned()),
-                self.call_id(options.call_id.clone()),
-                options.call_id.is_some(),
-            ),
+            Admitted::Parsed(parsed) => self.identify(parsed, given),
+            // The typed path reads no provider id: its envelope is `{"tool", "args"}` only.
+            Admitted::Typed(ready) => self.name_call(Some(ready.name().to_owned()), given, None),
         };
         let span = call_span(session, tool.as_deref(), &call_id);
         let env = RunEnv::default();
@@ -112,10 +110,21 @@ impl Executor {
         parsed: &Result<ToolCall, ParseError>,
         given: Option<&str>,
     ) -> (Option<String>, String, bool) {
-        let (tool, id) = match parsed {
-            Ok(call) => (Some(call.name.clone()), given.or(call.id.as_deref())),
-            Err(e) => (e.tool.clone(), given.or(e.call_id.as_deref())),
-        };
+        match parsed {
+            Ok(call) => self.name_call(Some(call.name.clone()), given, call.id.as_deref()),
+            Err(e) => self.name_call(e.tool.clone(), given, e.call_id.as_deref()),
+        }
+    }
+
+    /// `tool`, and the call id: `given` (the caller's), else `provided` (the provider's), else a
+    /// fresh `call-N`; and whether the id came with the call.
+    fn name_call(
+        &self,
+        tool: Option<String>,
+        given: Option<&str>,
+        provided: Option<&str>,
+    ) -> (Option<String>, String, bool) {
+        let id = given.or(provided);
         (tool, self.call_id(id.map(str::to_owned)), id.is_some())
     }
 }
