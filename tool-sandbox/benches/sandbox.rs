@@ -52,7 +52,28 @@ fn pool_vs_spawn_blocking(c: &mut Criterion) {
             .iter(|| async { black_box(spinning.run(|| 1 + 1).await) })
     });
     g.finish();
+
+    // Many callers at once, as a server's concurrent requests: the shared workers take turns.
+    let mut g = c.benchmark_group(format!("burst_of_{BURST}"));
+    g.bench_function("spawn_blocking", |b| {
+        b.to_async(&rt).iter(|| async {
+            let jobs = (0..BURST).map(|_| tokio::task::spawn_blocking(|| 1 + 1));
+            black_box(futures::future::join_all(jobs).await)
+        })
+    });
+    for (name, pool) in [("confined_pool", &pool), ("confined_pool_spin", &spinning)] {
+        g.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let jobs = (0..BURST).map(|_| pool.run(|| 1 + 1));
+                black_box(futures::future::join_all(jobs).await)
+            })
+        });
+    }
+    g.finish();
 }
+
+/// Jobs submitted at once in a `burst_of_*` iteration.
+const BURST: usize = 8;
 
 /// How many file operations one job makes: the hand-off to the worker is paid once per job, so
 /// the time per job divided by this is the operation's own cost.

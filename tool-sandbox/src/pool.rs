@@ -1,10 +1,11 @@
 //! Worker threads confined once at start, for one capability class.
 
 use std::any::Any;
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
@@ -63,7 +64,7 @@ pub struct ConfinedPool {
 #[derive(Debug)]
 struct Inner {
     name: String,
-    jobs: SyncSender<Job>,
+    jobs: Arc<Queue>,
     slots: Arc<Semaphore>,
     enforcement: Enforcement,
     spin: Duration,
@@ -78,6 +79,90 @@ struct Hot {
     idle: Arc<AtomicBool>,
 }
 
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Idle workers exit; busy ones after their job. (The hot worker's channel closes with
+        // `hot`.)
+        self.jobs.close();
+    }
+}
+
+/// The jobs the shared workers take, in order.
+///
+/// A worker that finds it empty sleeps on `ready`, and a job wakes one sleeper only if there is
+/// one, so a job costs at most one thread wake-up and a worker that wakes is the one that runs
+/// it. (Workers waiting in turn on a mutex around a channel's receiver cost two: the one that
+/// got the job wakes the next in line as it lets go of the mutex.)
+#[derive(Debug, Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Job>,
+    /// Workers asleep on `ready`.
+    sleeping: usize,
+    /// The pool is gone: no job comes any more.
+    closed: bool,
+}
+
+impl std::fmt::Debug for QueueState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueState")
+            .field("jobs", &self.jobs.len())
+            .field("sleeping", &self.sleeping)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // A job never runs under the lock, so a poisoned lock still holds a consistent queue.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `job`, waking one sleeping worker if any; `Err(job)` once the pool is closed.
+    fn push(&self, job: Job) -> Result<(), Job> {
+        let wake = {
+            let mut state = self.lock();
+            if state.closed {
+                return Err(job);
+            }
+            state.jobs.push_back(job);
+            state.sleeping > 0
+        };
+        if wake {
+            self.ready.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The next job, sleeping until there is one; `None` once the pool is closed and no job is
+    /// left.
+    fn pop(&self) -> Option<Job> {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.jobs.pop_front() {
+                return Some(job);
+            }
+            if state.closed {
+                return None;
+            }
+            state.sleeping += 1;
+            state = self.ready.wait(state).unwrap_or_else(|e| e.into_inner());
+            state.sleeping -= 1;
+        }
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+}
+
 impl ConfinedPool {
     /// Starts `config.workers` threads and confines each to `policy`.
     ///
@@ -89,8 +174,7 @@ impl ConfinedPool {
     ) -> Result<ConfinedPool, SandboxError> {
         let workers = config.workers.max(1);
         let slots = workers + config.queue;
-        let (jobs, rx) = sync_channel::<Job>(slots);
-        let rx = Arc::new(Mutex::new(rx));
+        let queue = Arc::new(Queue::default());
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         // With `spin`, worker 0 is the hot one: it alone busy-waits, on a channel of its own, so
         // no two workers spin at once (on a small machine they would starve the one running the
@@ -105,7 +189,7 @@ impl ConfinedPool {
             hot = Some(Hot { jobs: tx, idle });
         }
         for i in 0..workers {
-            let rx = Arc::clone(&rx);
+            let shared = Arc::clone(&queue);
             let ready = ready_tx.clone();
             let policy = policy.clone();
             let own = if i == 0 { hot_rx.take() } else { None };
@@ -114,24 +198,35 @@ impl ConfinedPool {
                 .name(format!("{}-{i}", config.name))
                 .spawn(move || match own {
                     Some((own, idle)) => hot_worker(&policy, mode, &own, &idle, &ready, spin),
-                    None => worker(&policy, mode, &rx, &ready),
+                    None => worker(&policy, mode, &shared, &ready),
                 })
-                .map_err(|e| SandboxError::Setup(format!("cannot start a worker: {e}")))?;
+                .map_err(|e| {
+                    queue.close();
+                    SandboxError::Setup(format!("cannot start a worker: {e}"))
+                })?;
         }
         drop(ready_tx);
         let mut enforcement = None;
         for _ in 0..workers {
             let result = ready_rx
                 .recv()
-                .map_err(|_| SandboxError::Setup("a worker died while confining".to_owned()))?;
-            // Dropping `jobs` on error makes the workers that did start exit.
-            let e = result?;
-            enforcement.get_or_insert(e);
+                .map_err(|_| SandboxError::Setup("a worker died while confining".to_owned()))
+                .and_then(|r| r);
+            match result {
+                Ok(e) => {
+                    enforcement.get_or_insert(e);
+                }
+                Err(e) => {
+                    // The workers that did start exit (and the hot one, with its channel).
+                    queue.close();
+                    return Err(e);
+                }
+            }
         }
         Ok(ConfinedPool {
             inner: Arc::new(Inner {
                 name: config.name,
-                jobs,
+                jobs: queue,
                 slots: Arc::new(Semaphore::new(slots)),
                 enforcement: enforcement.unwrap_or(Enforcement::NONE),
                 spin: config.spin,
@@ -210,18 +305,10 @@ impl ConfinedPool {
             },
             _ => Some(wrapped),
         };
-        let sent = match wrapped {
-            None => Ok(()),
-            Some(job) => self.inner.jobs.try_send(job),
-        };
-        match sent {
-            Ok(()) => {}
-            // The channel holds as many jobs as there are permits, so Full cannot happen.
-            Err(TrySendError::Full(_)) => {
-                return Err(SandboxError::PoolBusy(self.inner.name.clone()))
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                return Err(SandboxError::PoolClosed(self.inner.name.clone()))
+        // The queue holds no more jobs than there are permits: each job holds one.
+        if let Some(job) = wrapped {
+            if self.inner.jobs.push(job).is_err() {
+                return Err(SandboxError::PoolClosed(self.inner.name.clone()));
             }
         }
         let name = self.inner.name.clone();
@@ -293,7 +380,7 @@ fn hot_worker(
 fn worker(
     policy: &SandboxPolicy,
     mode: Mode,
-    jobs: &Mutex<Receiver<Job>>,
+    jobs: &Queue,
     ready: &std::sync::mpsc::Sender<Result<Enforcement, SandboxError>>,
 ) {
     let confined = confine_current_thread(policy, mode);
@@ -302,16 +389,8 @@ fn worker(
     if !ok {
         return;
     }
-    loop {
-        // Hold the lock only while waiting for the next job, never while running one.
-        let next = match jobs.lock() {
-            Ok(rx) => rx.recv().map_err(|_| ()),
-            Err(_) => return,
-        };
-        match next {
-            Ok(job) => job(&|| {}),
-            Err(_) => return,
-        }
+    while let Some(job) = jobs.pop() {
+        job(&|| {});
     }
 }
 

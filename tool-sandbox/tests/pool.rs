@@ -184,3 +184,69 @@ async fn back_to_back_calls_of_one_caller_all_find_the_hot_worker() {
         "calls fell back to the shared queue"
     );
 }
+
+/// Many callers at once on the shared queue (no hot worker): every job runs once, confined, its
+/// result goes to its own caller, and each worker takes jobs; once the pool is dropped its
+/// workers exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bursts_on_the_shared_queue_all_run_and_the_workers_exit_with_the_pool() {
+    if !kernel_confines_threads("bursts_on_the_shared_queue_all_run") {
+        return;
+    }
+    let scene = Scene::new();
+    let pool = ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 3,
+            queue: 64,
+            name: "burst".to_owned(),
+            spin: Duration::ZERO,
+        },
+    )
+    .expect("pool");
+    let outside = scene.canary();
+    let mut threads = std::collections::HashSet::new();
+    for round in 0..40 {
+        let jobs = (0..16).map(|i| {
+            let path = outside.clone();
+            pool.run(move || {
+                // Long enough that the burst spreads over the workers.
+                std::thread::sleep(Duration::from_micros(200));
+                let denied = std::fs::read(&path).map_err(|e| e.raw_os_error());
+                (round * 100 + i, denied, std::thread::current().id())
+            })
+        });
+        for (i, ran) in futures::future::join_all(jobs)
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            let (n, denied, thread) = ran.expect("ran");
+            assert_eq!(n, round * 100 + i, "a result went to another caller");
+            assert_eq!(denied, Err(Some(13)), "EACCES");
+            threads.insert(thread);
+        }
+    }
+    assert_eq!(threads.len(), 3, "every worker took jobs: {threads:?}");
+    // Dropping the pool ends its idle workers: their threads leave the process.
+    assert_eq!(threads_named("burst-"), 3);
+    drop(pool);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while threads_named("burst-") > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "workers still running after the pool was dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Threads of this process now whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with(prefix))
+        .count()
+}
