@@ -5,10 +5,12 @@
 # handlers) and against a plain rmcp server serving the same function without our guards
 # (`mcp_load plain`). ROUNDS (10) rounds alternate which server goes first, so load noise falls on
 # both; each call's result must be the tool's own answer to its arguments (none lost, none mixed
-# up). Prints each round's throughput, the ratio and the servers' resident memory before and after
-# the warm-up and after the run; fails on any wrong call and when the guarded server's memory grew
-# by more than MAX_GROWTH_KIB (16 MiB) after the warm-up. LIFECYCLE=session measures 2025-11-25
-# sessions instead of stateless 2026-07-28 requests. Release build; bounded by a timeout.
+# up). Prints each round's throughput, the ratio, each server's CPU time per call over the timed
+# rounds (user + system, from /proc: steadier than throughput, which the clients' own CPU damps)
+# and the servers' resident memory before and after the warm-up and after the run; fails on any
+# wrong call and when the guarded server's memory grew by more than MAX_GROWTH_KIB (16 MiB) after
+# the warm-up. LIFECYCLE=session measures 2025-11-25 sessions instead of stateless 2026-07-28
+# requests. Release build; bounded by a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -48,11 +48,51 @@ async fn serve(registry: Registry) -> Server {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_thousand_guarded_calls_from_sixteen_stateless_clients_all_come_back_right() {
     let server = serve(tool_examples::registry().expect("example registry")).await;
-    let report = mcp_load::run(&server.url, Lifecycle::Stateless, 16, 1000, "it")
-        .await
-        .expect("every call answered with its own result");
+    // The server runs in this process: the CPU time watched is this process's.
+    let me = std::process::id();
+    let report =
+        mcp_load::run_watching(&server.url, Lifecycle::Stateless, 16, 1000, "it", Some(me))
+            .await
+            .expect("every call answered with its own result");
     assert_eq!(report.calls, 1000);
     assert_eq!(report.revision, "2026-07-28");
+    let cpu = report.server_cpu.expect("the CPU time of this process");
+    assert!(
+        cpu > std::time::Duration::ZERO,
+        "1000 calls took no CPU time"
+    );
+}
+
+/// `cpu_time` counts CPU time: it grows while a thread computes, by no more than the time passed
+/// on the cores this process has.
+#[test]
+fn cpu_time_grows_with_computing_and_not_faster_than_the_clock() {
+    use std::time::{Duration, Instant};
+    let me = std::process::id();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u32;
+    let started = Instant::now();
+    let before = mcp_load::cpu_time(me).expect("the CPU time of this process");
+    let mut x = 1u64;
+    loop {
+        for i in 0..100_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+        }
+        let grown = mcp_load::cpu_time(me).expect("read again") - before;
+        if grown >= Duration::from_millis(100) {
+            // One tick of 10 ms of slack on each reading.
+            let wall = started.elapsed() * cores + Duration::from_millis(20);
+            assert!(
+                grown <= wall,
+                "{grown:?} of CPU time in {:?} on {cores} cores",
+                started.elapsed()
+            );
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the CPU time did not grow while computing: {grown:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -10,12 +10,13 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -117,6 +118,8 @@ pub struct LoadReport {
     pub elapsed: Duration,
     /// The revision the clients negotiated.
     pub revision: String,
+    /// The CPU time the watched server process used over `elapsed` (see [`run_watching`]).
+    pub server_cpu: Option<Duration>,
 }
 
 impl LoadReport {
@@ -137,6 +140,19 @@ pub async fn run(
     clients: usize,
     calls: usize,
     run: &str,
+) -> Result<LoadReport, LoadError> {
+    run_watching(url, lifecycle, clients, calls, run, None).await
+}
+
+/// [`run`], also reading the CPU time the server process `server` uses while the calls run
+/// (connecting not counted), into [`LoadReport::server_cpu`].
+pub async fn run_watching(
+    url: &str,
+    lifecycle: Lifecycle,
+    clients: usize,
+    calls: usize,
+    run: &str,
+    server: Option<u32>,
 ) -> Result<LoadReport, LoadError> {
     let clients = clients.max(1);
     let mut connected = Vec::with_capacity(clients);
@@ -185,6 +201,7 @@ pub async fn run(
     }
     start.wait().await;
     let began = Instant::now();
+    let cpu_before = server.and_then(cpu_time);
     let mut answered = HashSet::with_capacity(calls);
     let mut first_error = None;
     for task in tasks {
@@ -202,6 +219,10 @@ pub async fn run(
         }
     }
     let elapsed = began.elapsed();
+    let server_cpu = server
+        .and_then(cpu_time)
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -215,11 +236,15 @@ pub async fn run(
         calls,
         elapsed,
         revision: expected_revision.as_str().to_owned(),
+        server_cpu,
     })
 }
 
 async fn connect(url: &str, lifecycle: Lifecycle, client: usize) -> Result<Client, LoadError> {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+    let transport = StreamableHttpClientTransport::with_client(
+        http_client(),
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
+    );
     ().serve_with_lifecycle(transport, lifecycle.mode())
         .await
         .map_err(|e| LoadError::Connect {
@@ -227,6 +252,24 @@ async fn connect(url: &str, lifecycle: Lifecycle, client: usize) -> Result<Clien
             url: url.to_owned(),
             message: e.to_string(),
         })
+}
+
+/// The HTTP client every load client's transport uses: as rmcp's default for `from_uri`, no idle
+/// connection kept (so each request opens its own connection, as before), and no redirects
+/// followed (the servers measured send none). Built once: building one loads the system's
+/// certificate store, which for a client per connection cost the load run more time than its
+/// calls.
+fn http_client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("an HTTP client with default TLS settings")
+        })
+        .clone()
 }
 
 /// One call, checked against the tool itself; returns the token it answered.
@@ -272,6 +315,21 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
         .lines()
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The CPU time process `pid` has used so far, its threads' user and system time together
+/// (`utime` + `stime` of `/proc/PID/stat`, in the kernel's user clock ticks of 1/100 s).
+pub fn cpu_time(pid: u32) -> Option<Duration> {
+    /// `USER_HZ`: 100 on every architecture Linux exports `/proc` times for.
+    const TICKS_PER_SECOND: u64 = 100;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces: count fields after its end. The field
+    // after it is the third (`state`); `utime` and `stime` are the 14th and 15th.
+    let mut fields = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    let ticks = utime + stime;
+    Some(Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND))
 }
 
 /// `get_weather`'s arguments as a hand-written rmcp server declares them.

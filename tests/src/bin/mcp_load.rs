@@ -186,38 +186,66 @@ async fn bench(o: &Options) -> Result<(), String> {
     let max_growth = o.number("max-growth-kib", 16 * 1024)?;
     let per_round = calls.div_ceil(rounds);
     let id = run_id();
-    let one = |url: String, tag: String, n: usize| async move {
-        mcp_load::run(&url, o.lifecycle, clients, n, &tag)
+    let one = |url: String, tag: String, n: usize, pid: u32| async move {
+        mcp_load::run_watching(&url, o.lifecycle, clients, n, &tag, Some(pid))
             .await
             .map_err(|e| format!("{url}: {e}"))
     };
 
     let before = (rss(guarded_pid)?, rss(plain_pid)?);
-    one(guarded.clone(), format!("{id}-wg"), warmup).await?;
-    one(plain.clone(), format!("{id}-wp"), warmup).await?;
+    one(guarded.clone(), format!("{id}-wg"), warmup, guarded_pid).await?;
+    one(plain.clone(), format!("{id}-wp"), warmup, plain_pid).await?;
     let warm = (rss(guarded_pid)?, rss(plain_pid)?);
 
     println!("{calls} calls to each server from {clients} clients, {rounds} rounds of {per_round}, {warmup} warm-up calls each");
     println!("round | first | guarded calls/s | plain calls/s | ratio");
     let (mut g_all, mut p_all) = (Vec::new(), Vec::new());
     let (mut g_time, mut p_time) = (Duration::ZERO, Duration::ZERO);
+    let (mut g_cpu, mut p_cpu) = (Duration::ZERO, Duration::ZERO);
     let mut revision = String::new();
     let mut mid = warm;
     for round in 0..rounds {
         let guarded_first = round % 2 == 0;
         let (g, p): (LoadReport, LoadReport) = if guarded_first {
-            let g = one(guarded.clone(), format!("{id}-g{round}"), per_round).await?;
+            let g = one(
+                guarded.clone(),
+                format!("{id}-g{round}"),
+                per_round,
+                guarded_pid,
+            )
+            .await?;
             (
                 g,
-                one(plain.clone(), format!("{id}-p{round}"), per_round).await?,
+                one(
+                    plain.clone(),
+                    format!("{id}-p{round}"),
+                    per_round,
+                    plain_pid,
+                )
+                .await?,
             )
         } else {
-            let p = one(plain.clone(), format!("{id}-p{round}"), per_round).await?;
+            let p = one(
+                plain.clone(),
+                format!("{id}-p{round}"),
+                per_round,
+                plain_pid,
+            )
+            .await?;
             (
-                one(guarded.clone(), format!("{id}-g{round}"), per_round).await?,
+                one(
+                    guarded.clone(),
+                    format!("{id}-g{round}"),
+                    per_round,
+                    guarded_pid,
+                )
+                .await?,
                 p,
             )
         };
+        let cpu = |r: &LoadReport| r.server_cpu.ok_or("cannot read a server's CPU time");
+        g_cpu += cpu(&g)?;
+        p_cpu += cpu(&p)?;
         println!(
             "{round:>5} | {:>7} | {:>15.0} | {:>13.0} | {:.2}",
             if guarded_first { "guarded" } else { "plain" },
@@ -253,6 +281,13 @@ async fn bench(o: &Options) -> Result<(), String> {
     println!(
         "ratio guarded / plain: median of rounds {ratio:.2}, overall {overall:.2} (target >= 0.90: {})",
         if ratio >= 0.9 { "met" } else { "missed" }
+    );
+    let per_call = |cpu: Duration| cpu.as_secs_f64() * 1e6 / total as f64;
+    println!(
+        "server CPU per call (user + system, timed rounds): guarded {:.0} µs, plain {:.0} µs, guarded / plain {:.2}",
+        per_call(g_cpu),
+        per_call(p_cpu),
+        g_cpu.as_secs_f64() / p_cpu.as_secs_f64()
     );
     println!("memory (VmRSS, KiB) | before | after warm-up | half-way | after run | growth after warm-up");
     for (name, b, w, m, a) in [
