@@ -186,15 +186,20 @@ async fn bench(o: &Options) -> Result<(), String> {
     let max_growth = o.number("max-growth-kib", 16 * 1024)?;
     let per_round = calls.div_ceil(rounds);
     let id = run_id();
-    let one = |url: String, tag: String, n: usize, pid: u32| async move {
-        mcp_load::run_watching(&url, o.lifecycle, clients, n, &tag, Some(pid))
-            .await
-            .map_err(|e| format!("{url}: {e}"))
+    // A server: its URL, and its process, whose CPU time each run reads.
+    let (on_guarded, on_plain) = ((guarded.as_str(), guarded_pid), (plain.as_str(), plain_pid));
+    let one = |(url, pid): (&str, u32), tag: String, n: usize| {
+        let url = url.to_owned();
+        async move {
+            mcp_load::run_watching(&url, o.lifecycle, clients, n, &tag, Some(pid))
+                .await
+                .map_err(|e| format!("{url}: {e}"))
+        }
     };
 
     let before = (rss(guarded_pid)?, rss(plain_pid)?);
-    one(guarded.clone(), format!("{id}-wg"), warmup, guarded_pid).await?;
-    one(plain.clone(), format!("{id}-wp"), warmup, plain_pid).await?;
+    one(on_guarded, format!("{id}-wg"), warmup).await?;
+    one(on_plain, format!("{id}-wp"), warmup).await?;
     let warm = (rss(guarded_pid)?, rss(plain_pid)?);
 
     println!("{calls} calls to each server from {clients} clients, {rounds} rounds of {per_round}, {warmup} warm-up calls each");
@@ -204,46 +209,18 @@ async fn bench(o: &Options) -> Result<(), String> {
     let (mut g_cpu, mut p_cpu) = (Duration::ZERO, Duration::ZERO);
     let mut revision = String::new();
     let mut mid = warm;
+    let cpu = |r: &LoadReport| r.server_cpu.ok_or("cannot read a server's CPU time");
     for round in 0..rounds {
         let guarded_first = round % 2 == 0;
+        let guarded_run = || one(on_guarded, format!("{id}-g{round}"), per_round);
+        let plain_run = || one(on_plain, format!("{id}-p{round}"), per_round);
         let (g, p): (LoadReport, LoadReport) = if guarded_first {
-            let g = one(
-                guarded.clone(),
-                format!("{id}-g{round}"),
-                per_round,
-                guarded_pid,
-            )
-            .await?;
-            (
-                g,
-                one(
-                    plain.clone(),
-                    format!("{id}-p{round}"),
-                    per_round,
-                    plain_pid,
-                )
-                .await?,
-            )
+            let g = guarded_run().await?;
+            (g, plain_run().await?)
         } else {
-            let p = one(
-                plain.clone(),
-                format!("{id}-p{round}"),
-                per_round,
-                plain_pid,
-            )
-            .await?;
-            (
-                one(
-                    guarded.clone(),
-                    format!("{id}-g{round}"),
-                    per_round,
-                    guarded_pid,
-                )
-                .await?,
-                p,
-            )
+            let p = plain_run().await?;
+            (guarded_run().await?, p)
         };
-        let cpu = |r: &LoadReport| r.server_cpu.ok_or("cannot read a server's CPU time");
         g_cpu += cpu(&g)?;
         p_cpu += cpu(&p)?;
         println!(
