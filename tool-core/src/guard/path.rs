@@ -212,7 +212,7 @@ impl PathGuard {
                 path: raw.to_owned(),
             });
         }
-        self.resolve_plain(&normalized, raw)?;
+        self.resolve_beneath(&normalized, raw)?;
         Ok(WorkspacePath::new_checked(normalized, Arc::clone(&self.ws)))
     }
 
@@ -274,6 +274,50 @@ impl PathGuard {
     #[cfg(not(unix))]
     fn contains(&self, path: &Path) -> bool {
         path.starts_with(&self.root)
+    }
+
+    /// The usual path, with no symlink on it, in one system call: `openat2` of the path below the
+    /// workspace handle as `O_PATH` (which opens no file: a FIFO or a device is not touched) with
+    /// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`. The kernel then walks every component and fails
+    /// with `ELOOP` at the first symlink, the trailing one included (`O_NOFOLLOW` is left out: with
+    /// `O_PATH` it would open a trailing link instead of refusing it).
+    ///
+    /// It decides as [`PathGuard::resolve_plain`] does, one `lstat` per component: an open that
+    /// succeeds walked components that all exist and none a symlink; `ENOENT` or `ENOTDIR` came
+    /// at the first missing component (or one under a file) with no symlink before it, where the
+    /// walk stops too. Every other outcome (a symlink, an `openat2` the kernel lacks, a denied
+    /// search) goes to that walk, which follows links and words the refusal.
+    #[cfg(target_os = "linux")]
+    fn resolve_beneath(&self, normalized: &Path, raw: &str) -> Result<(), PathGuardError> {
+        use rustix::fs::{openat2, Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+
+        let bytes = normalized.as_os_str().as_bytes();
+        let root = self.root.as_os_str().as_bytes();
+        // Below the root: what follows its separator (`contains` held, so the root is a prefix).
+        let skip = if root == b"/" { 1 } else { root.len() + 1 };
+        let Some(rel) = bytes.get(skip..).filter(|rel| !rel.is_empty()) else {
+            return Ok(());
+        };
+        let opened = openat2(
+            &self.ws.dir,
+            OsStr::from_bytes(rel),
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+        );
+        match opened {
+            Ok(_fd) => Ok(()),
+            Err(Errno::NOENT | Errno::NOTDIR) => Ok(()),
+            Err(_) => self.resolve_plain(normalized, raw),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn resolve_beneath(&self, normalized: &Path, raw: &str) -> Result<(), PathGuardError> {
+        self.resolve_plain(normalized, raw)
     }
 
     /// The walk of [`PathGuard::resolve_inside`] for the usual path with no symlink on it: one
@@ -506,6 +550,18 @@ mod tests {
         symlink("sub", ws.join("in")).expect("link");
         symlink(out.join("planted"), ws.join("dangle")).expect("link");
         symlink("sub/later.txt", ws.join("dangle_in")).expect("link");
+        symlink(ws.join("sub"), ws.join("abs_in")).expect("link");
+        symlink("../ws/sub", ws.join("up")).expect("link");
+        symlink("in", ws.join("chain")).expect("link");
+        #[cfg(target_os = "linux")]
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            ws.join("sub/fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .expect("fifo");
         let g = PathGuard::new(&ws).expect("guard");
         let cases = [
             ".",
@@ -523,19 +579,58 @@ mod tests {
             "dangle_in",
             "missing/esc/x",
             "sub/../in/f.txt",
+            "sub/f.txt/x",
+            "abs_in",
+            "abs_in/f.txt",
+            "up/f.txt",
+            "chain/f.txt",
+            "chain/missing/esc",
+            "sub/fifo",
         ];
         for raw in cases {
             let normalized = g.join_normalized(raw);
             assert!(g.contains(&normalized), "{raw:?}");
             let plain = g.resolve_plain(&normalized, raw).map_err(|e| e.to_string());
+            let beneath = g
+                .resolve_beneath(&normalized, raw)
+                .map_err(|e| e.to_string());
             let full = g
                 .resolve_inside(&normalized, raw, &mut 0)
                 .map_err(|e| e.to_string());
             assert_eq!(plain, full, "{raw:?}");
+            assert_eq!(beneath, full, "{raw:?}");
         }
         assert!(g.check("esc/x").is_err());
         assert!(g.check("dangle").is_err());
         assert!(g.check("in/f.txt").is_ok());
+        assert!(g.check("chain/f.txt").is_ok());
+        // A FIFO is checked, not opened: the check returns without a writer on the other end.
+        assert!(g.check("sub/fifo").is_ok());
+    }
+
+    /// A guard rooted at `/` takes the same decisions through its fast path as through the walk.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_guard_at_the_file_system_root_decides_alike() {
+        let g = PathGuard::new("/").expect("guard");
+        for raw in [
+            "/",
+            "/proc/self/root/etc",
+            "/etc",
+            "/no/such/path",
+            "tmp",
+            "/proc/self/exe",
+        ] {
+            let normalized = g.join_normalized(raw);
+            assert!(g.contains(&normalized), "{raw:?}");
+            let beneath = g
+                .resolve_beneath(&normalized, raw)
+                .map_err(|e| e.to_string());
+            let full = g
+                .resolve_inside(&normalized, raw, &mut 0)
+                .map_err(|e| e.to_string());
+            assert_eq!(beneath, full, "{raw:?}");
+        }
     }
 
     #[test]
