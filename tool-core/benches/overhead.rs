@@ -2,8 +2,11 @@
 //! text and the same function body:
 //!
 //! - `floor`: deserialize the call text into a typed struct, call the function directly;
-//! - `floor_lstat`: the floor plus the two `lstat`s the path guard makes for the call's path
-//!   (`docs`, `docs/notes.txt`): the floor of any pipeline that checks a path on disk per call;
+//! - `floor_lstat`: the floor plus one `lstat` per component of the call's path (`docs`,
+//!   `docs/notes.txt`), the walk the path guard made before its `openat2` check;
+//! - `floor_beneath`: the floor plus the check the path guard makes now, one `openat2` of the
+//!   path as `O_PATH` beneath the workspace's directory handle with no symlink allowed: the
+//!   floor of any pipeline that checks a path on disk per call;
 //! - `naive`: parse the text, validate the arguments with a compiled `jsonschema` validator,
 //!   deserialize them into the typed struct, call the function;
 //! - `rmcp`: deserialize the text into rmcp's `CallToolRequestParams` and dispatch through
@@ -328,6 +331,13 @@ fn bench(c: &mut Criterion) {
     // What the path guard looks at for `docs/notes.txt`: each component below the root.
     let guard_dir = root.join("docs");
     let guard_file = root.join("docs/notes.txt");
+    // The guard's handle on the workspace, for `floor_beneath`.
+    let root_dir = rustix::fs::open(
+        &root,
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .expect("workspace handle");
     let floor_read = || {
         let call: Call = serde_json::from_str(std::hint::black_box(READ_CALL)).expect("parse");
         let a = call.args;
@@ -391,6 +401,19 @@ fn bench(c: &mut Criterion) {
                         let md = std::fs::symlink_metadata(std::hint::black_box(p));
                         assert!(md.is_ok_and(|m| !m.file_type().is_symlink()));
                     }
+                    floor()
+                })
+            });
+            g.bench_function("floor_beneath", |b| {
+                b.iter(|| {
+                    let opened = rustix::fs::openat2(
+                        &root_dir,
+                        std::hint::black_box("docs/notes.txt"),
+                        rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+                        rustix::fs::Mode::empty(),
+                        rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS,
+                    );
+                    assert!(opened.is_ok());
                     floor()
                 })
             });
