@@ -286,7 +286,9 @@ impl PathGuard {
     /// succeeds walked components that all exist and none a symlink; `ENOENT` or `ENOTDIR` came
     /// at the first missing component (or one under a file) with no symlink before it, where the
     /// walk stops too. Every other outcome (a symlink, an `openat2` the kernel lacks, a denied
-    /// search) goes to that walk, which follows links and words the refusal.
+    /// search) goes to that walk, which follows links and words the refusal. (`RESOLVE_BENEATH`
+    /// alone would accept some links the walk refuses: a dangling `missing/../../out` stops the
+    /// kernel at `missing` with `ENOENT`, while the walk reads where it points.)
     #[cfg(target_os = "linux")]
     fn resolve_beneath(&self, normalized: &Path, raw: &str) -> Result<(), PathGuardError> {
         use rustix::fs::{openat2, Mode, OFlags, ResolveFlags};
@@ -606,6 +608,89 @@ mod tests {
         assert!(g.check("chain/f.txt").is_ok());
         // A FIFO is checked, not opened: the check returns without a writer on the other end.
         assert!(g.check("sub/fifo").is_ok());
+    }
+
+    /// Every path of up to three components over a tree of links of every kind (inside, out,
+    /// dangling, absolute, chained, looping, through `..`) is decided alike by the one-call
+    /// check and by the full walk.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn beneath_agrees_with_the_walk_on_every_short_path() {
+        use std::os::unix::fs::symlink;
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(ws.join("sub/deep")).expect("dir");
+        std::fs::create_dir_all(out.join("d")).expect("dir");
+        std::fs::write(ws.join("sub/f"), "x").expect("file");
+        std::fs::write(out.join("f"), "x").expect("file");
+        for (target, link) in [
+            (out.clone(), "esc"),
+            (PathBuf::from("sub"), "in"),
+            (ws.join("sub"), "abs"),
+            (PathBuf::from("../ws/sub"), "up"),
+            (PathBuf::from("../out"), "up_out"),
+            (PathBuf::from("in"), "chain"),
+            (out.join("new"), "dangle"),
+            (PathBuf::from("sub/new"), "dangle_in"),
+            (PathBuf::from("loop"), "loop"),
+            (PathBuf::from("deep/.."), "sub/dots"),
+            (PathBuf::from("../../out/d"), "sub/deep_out"),
+            (PathBuf::from("missing/../../out/new"), "dangle_dots"),
+        ] {
+            symlink(target, ws.join(link)).expect("link");
+        }
+        let g = PathGuard::new(&ws).expect("guard");
+        let names = [
+            "sub",
+            "deep",
+            "f",
+            "esc",
+            "in",
+            "abs",
+            "up",
+            "up_out",
+            "chain",
+            "dangle",
+            "dangle_in",
+            "dangle_dots",
+            "loop",
+            "dots",
+            "deep_out",
+            "missing",
+            "d",
+            "..",
+            ".",
+        ];
+        let mut paths = vec![String::new()];
+        let mut checked = 0;
+        for _ in 0..3 {
+            let mut longer = Vec::new();
+            for p in &paths {
+                for n in names {
+                    let raw = if p.is_empty() {
+                        n.to_owned()
+                    } else {
+                        format!("{p}/{n}")
+                    };
+                    let normalized = g.join_normalized(&raw);
+                    if g.contains(&normalized) {
+                        let beneath = g
+                            .resolve_beneath(&normalized, &raw)
+                            .map_err(|e| e.to_string());
+                        let full = g
+                            .resolve_inside(&normalized, &raw, &mut 0)
+                            .map_err(|e| e.to_string());
+                        assert_eq!(beneath, full, "{raw:?}");
+                        checked += 1;
+                    }
+                    longer.push(raw);
+                }
+            }
+            paths = longer;
+        }
+        assert!(checked > 5000, "{checked}");
     }
 
     /// A guard rooted at `/` takes the same decisions through its fast path as through the walk.
