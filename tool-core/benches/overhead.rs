@@ -328,7 +328,8 @@ fn bench(c: &mut Criterion) {
         );
     }
 
-    // What the path guard looks at for `docs/notes.txt`: each component below the root.
+    // What the path guard's former walk looked at for `docs/notes.txt` (`floor_lstat`): each
+    // component below the root.
     let guard_dir = root.join("docs");
     let guard_file = root.join("docs/notes.txt");
     // The guard's handle on the workspace, for `floor_beneath`.
