@@ -7,6 +7,10 @@
 //! - `floor_beneath`: the floor plus the check the path guard makes now, one `openat2` of the
 //!   path as `O_PATH` beneath the workspace's directory handle with no symlink allowed: the
 //!   floor of any pipeline that checks a path on disk per call;
+//! - `floor_hop`: the floor run on a plain thread of its own, handed over and back through two
+//!   `std::sync::mpsc` channels per call (the caller blocks on the reply): what any design that
+//!   runs a handler on another thread than its caller's pays at least, for comparison with the
+//!   confined variants, quiet and loaded;
 //! - `naive`: parse the text, validate the arguments with a compiled `jsonschema` validator,
 //!   deserialize them into the typed struct, call the function;
 //! - `rmcp`: deserialize the text into rmcp's `CallToolRequestParams` and dispatch through
@@ -380,7 +384,7 @@ fn bench(c: &mut Criterion) {
         for (group, floor, naive, mcp, [text, text_sync, text_dyn]) in [
             (
                 "read_file",
-                &floor_read as &dyn Fn() -> Result<String, String>,
+                &floor_read as &(dyn Fn() -> Result<String, String> + Sync),
                 &naive_read as &dyn Fn() -> Result<String, String>,
                 MCP_READ_CALL,
                 [READ_CALL, READ_CALL_SYNC, READ_CALL_DYN],
@@ -417,6 +421,23 @@ fn bench(c: &mut Criterion) {
                     assert!(opened.is_ok());
                     floor()
                 })
+            });
+            std::thread::scope(|s| {
+                let (to_worker, jobs) = std::sync::mpsc::channel::<()>();
+                let (done, results) = std::sync::mpsc::channel();
+                s.spawn(move || {
+                    for () in jobs {
+                        if done.send(floor()).is_err() {
+                            break;
+                        }
+                    }
+                });
+                g.bench_function("floor_hop", |b| {
+                    b.iter(|| {
+                        to_worker.send(()).expect("the hop's thread");
+                        results.recv().expect("the hop's thread")
+                    })
+                });
             });
             g.bench_function("naive", |b| b.iter(naive));
             g.bench_function("rmcp", |b| b.to_async(&rt).iter(|| rmcp_call(mcp)));
