@@ -113,3 +113,63 @@ fn mcp_server_info_names_the_application() {
         "{reply}"
     );
 }
+
+/// The first line the server writes to stderr, within a minute (`None` if it closed stderr first).
+fn first_stderr_line(child: &mut std::process::Child) -> Option<String> {
+    use std::io::BufRead;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = std::io::BufReader::new(stderr).read_line(&mut line);
+        let _ = tx.send(read.ok().filter(|n| *n > 0).map(|_| line));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the server wrote to stderr within a minute")
+}
+
+fn serve_http(addr: &str, ws: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_tool-examples"))
+        .args(["serve", "--http", addr, "--workspace"])
+        .arg(ws)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the server starts")
+}
+
+/// With port 0 the server says the port the system gave it, and listens there.
+#[test]
+fn an_http_server_on_port_zero_names_the_port_it_got() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let mut child = serve_http("127.0.0.1:0", ws.path());
+    let line = first_stderr_line(&mut child).expect("a line");
+    let addr = line
+        .trim()
+        .strip_prefix("serving 9 tools at http://")
+        .and_then(|rest| rest.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let addr: std::net::SocketAddr = addr.parse().expect("an address");
+    assert_ne!(addr.port(), 0, "{line}");
+    let connected = std::net::TcpStream::connect(addr);
+    let _ = child.kill();
+    let _ = child.wait();
+    connected.expect("the server listens where it said");
+}
+
+/// A taken port: the server exits with an error naming the address, and never says it serves.
+#[test]
+fn an_http_server_on_a_taken_port_says_so_and_exits() {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address").to_string();
+    let mut child = serve_http(&addr, ws.path());
+    let line = first_stderr_line(&mut child).unwrap_or_default();
+    let status = child.wait().expect("the server exits");
+    assert!(!status.success(), "{line}");
+    assert!(
+        line.starts_with(&format!("error: mcp transport: cannot listen on {addr}: ")),
+        "{line}"
+    );
+}

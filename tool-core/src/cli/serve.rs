@@ -190,7 +190,8 @@ pub(crate) struct ServeArgs {
     /// Speak MCP over stdin/stdout.
     #[arg(long)]
     stdio: bool,
-    /// Speak MCP over streamable HTTP at http://ADDR/mcp (loopback Host headers only).
+    /// Speak MCP over streamable HTTP at http://ADDR/mcp (loopback Host headers only); once
+    /// bound, the address is printed on stderr (port 0: the port the system chose).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     #[command(flatten)]
@@ -208,7 +209,8 @@ pub(crate) struct ProxyArgs {
     #[arg(long = "risk", value_name = "NAME=RISK", value_parser = parse_risk)]
     risks: Vec<(String, Risk)>,
     /// Serve over streamable HTTP at http://ADDR/mcp (loopback Host headers only) instead of
-    /// stdin/stdout.
+    /// stdin/stdout; once bound, the address is printed on stderr (port 0: the port the system
+    /// chose).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// The MCP revision to speak with the child: `auto` (2026-07-28, falling back to
@@ -258,14 +260,28 @@ pub(crate) fn run_serve(
             .map_err(|e| crate::mcp::ServeError::Invalid(e.0))?;
         match args.http {
             Some(addr) => {
-                eprintln!("serving {tools} tools at http://{addr}/mcp");
-                crate::mcp::serve_http_server(server, addr).await
+                let listener = listen(addr, &format!("{tools} tools")).await?;
+                crate::mcp::serve_http_server_on(listener, server, Default::default()).await
             }
             None => crate::mcp::serve_stdio_server(server).await,
         }
     });
     result.map_err(|e| CliError(e.to_string()))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Binds `addr`, then says what is served where: only once the socket is ours, at the address it
+/// got (with port 0, the one the system chose).
+async fn listen(
+    addr: SocketAddr,
+    what: &str,
+) -> Result<tokio::net::TcpListener, crate::mcp::ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    let bound = listener.local_addr()?;
+    eprintln!("serving {what} at http://{bound}/mcp");
+    Ok(listener)
 }
 
 pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, CliError> {
@@ -294,13 +310,17 @@ pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, Cl
         let backend = ExecutorBackend::new(args.exec.executor(registry, app, None)?);
         let server = args.quotas.server(backend);
         let served = match args.http {
-            Some(addr) => {
-                eprintln!(
-                    "serving {} tools of `{command}` at http://{addr}/mcp",
-                    imported.tools.len()
-                );
-                crate::mcp::serve_http_server(server, addr).await
-            }
+            Some(addr) => match listen(
+                addr,
+                &format!("{} tools of `{command}`", imported.tools.len()),
+            )
+            .await
+            {
+                Ok(listener) => {
+                    crate::mcp::serve_http_server_on(listener, server, Default::default()).await
+                }
+                Err(e) => Err(e),
+            },
             None => crate::mcp::serve_stdio_server(server).await,
         };
         imported.shutdown().await;
