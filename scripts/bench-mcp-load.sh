@@ -13,6 +13,7 @@
 # requests. Release build; bounded by a timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/wait-serving.sh
 
 CALLS="${CALLS:-10000}"
 CLIENTS="${CLIENTS:-64}"
@@ -20,8 +21,9 @@ ROUNDS="${ROUNDS:-10}"
 WARMUP="${WARMUP:-1000}"
 LIFECYCLE="${LIFECYCLE:-stateless}"
 MAX_GROWTH_KIB="${MAX_GROWTH_KIB:-16384}"
-GUARDED_PORT="${GUARDED_PORT:-38491}"
-PLAIN_PORT="${PLAIN_PORT:-38492}"
+# 0: a port the system chooses; each server says which once it is bound.
+GUARDED_PORT="${GUARDED_PORT:-0}"
+PLAIN_PORT="${PLAIN_PORT:-0}"
 
 if [ -z "${BIN:-}" ]; then
     cargo build --quiet --release -p tests --bin mcp_load -p tool-examples --bin tool-examples
@@ -42,17 +44,13 @@ PIDS+=("$GUARDED_PID")
 "$BIN/mcp_load" plain "127.0.0.1:$PLAIN_PORT" >"$WS/plain.log" 2>&1 &
 PLAIN_PID=$!
 PIDS+=("$PLAIN_PID")
-for port in "$GUARDED_PORT" "$PLAIN_PORT"; do
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-        sleep 0.1
-    done
-done
+GUARDED_URL="$(wait_serving "$GUARDED_PID" "$WS/guarded.log")"
+PLAIN_URL="$(wait_serving "$PLAIN_PID" "$WS/plain.log")"
 
 echo "== mcp load: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 timeout 1200 "$BIN/mcp_load" bench \
-    --guarded "http://127.0.0.1:$GUARDED_PORT/mcp" --guarded-pid "$GUARDED_PID" \
-    --plain "http://127.0.0.1:$PLAIN_PORT/mcp" --plain-pid "$PLAIN_PID" \
+    --guarded "$GUARDED_URL" --guarded-pid "$GUARDED_PID" \
+    --plain "$PLAIN_URL" --plain-pid "$PLAIN_PID" \
     --calls "$CALLS" --clients "$CLIENTS" --rounds "$ROUNDS" --warmup "$WARMUP" \
     --lifecycle "$LIFECYCLE" --max-growth-kib "$MAX_GROWTH_KIB"
 echo "== load afterwards $(cut -d' ' -f1-3 /proc/loadavg)"

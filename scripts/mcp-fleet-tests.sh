@@ -6,6 +6,7 @@
 # Usage: mcp-fleet-tests.sh SERVER PYTHON BASE_PORT (uses BASE_PORT .. BASE_PORT+4).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/wait-serving.sh
 SERVER="$1"
 PY="$2"
 PORT="$3"
@@ -23,12 +24,14 @@ LB_PORT=$((PORT + 1))
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save "" --appendonly no >"$OUT/redis.log" 2>&1 &
 FLEET_PIDS="$!"
 UPSTREAMS=""
+REPLICA_PIDS=()
 for i in 1 2 3; do
     RPORT=$((PORT + 1 + i))
     "$SERVER" --http "127.0.0.1:$RPORT" --workspace "$FLEET/ws" --replica "r$i" \
         --store "redis://127.0.0.1:$REDIS_PORT/0" --state-key-file "$FLEET/state.key" \
         2>"$OUT/replica-$i.log" &
     FLEET_PIDS="$FLEET_PIDS $!"
+    REPLICA_PIDS+=("$!")
     UPSTREAMS="$UPSTREAMS    server 127.0.0.1:$RPORT;
 "
 done
@@ -66,11 +69,13 @@ NGINX
 "$NGINX" -c "$FLEET/nginx.conf" -p "$FLEET" &
 FLEET_PIDS="$FLEET_PIDS $!"
 trap 'kill $FLEET_PIDS 2>/dev/null || true; rm -rf "$FLEET"' EXIT
-for p in $((PORT + 2)) $((PORT + 3)) $((PORT + 4)) "$LB_PORT"; do
-    for _ in $(seq 1 100); do
-        if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then break; fi
-        sleep 0.1
-    done
+# Each replica says where it serves once bound (one that found its port taken exits instead).
+for i in 1 2 3; do
+    wait_serving "${REPLICA_PIDS[$((i - 1))]}" "$OUT/replica-$i.log" >/dev/null
+done
+for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$LB_PORT") 2>/dev/null; then break; fi
+    sleep 0.1
 done
 LB="http://127.0.0.1:$LB_PORT/mcp"
 for round in 1 2 3; do

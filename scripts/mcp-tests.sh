@@ -7,6 +7,7 @@
 # target/mcp-conformance/suite-<revision>.log; this prints a summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/wait-serving.sh
 
 ./scripts/install-mcp-test-deps.sh
 DEPS="target/mcp-test-deps"
@@ -56,15 +57,12 @@ ts_client ts-stdio stdio -- "$SERVER" --stdio --workspace "$WS/ts-stdio"
 echo "== mcp: conformance suite, python and typescript sdk clients (streamable HTTP)"
 OUT="target/mcp-conformance"
 mkdir -p "$OUT"
+# The fleet below uses PORT + 1 ..; this server takes a port the system chooses and says which.
 PORT="${MCP_TEST_PORT:-38471}"
-URL="http://127.0.0.1:$PORT/mcp"
-"$SERVER" --http "127.0.0.1:$PORT" --workspace "$WS/http" 2>"$OUT/server.log" &
-SERVER_PID=$!
 mkdir -p "$WS/http"
-for _ in $(seq 1 50); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then break; fi
-    sleep 0.1
-done
+"$SERVER" --http "127.0.0.1:0" --workspace "$WS/http" 2>"$OUT/server.log" &
+SERVER_PID=$!
+URL="$(wait_serving "$SERVER_PID" "$OUT/server.log")"
 
 # The Python client in each of its modes, checking the revision it really negotiated.
 echo "== mcp: python sdk client (http), stateless 2026-07-28"

@@ -24,7 +24,9 @@
 //! to the plain `greet`.
 //!
 //! `mcp_fixture_server --stdio --workspace DIR` or `mcp_fixture_server --http ADDR --workspace DIR`,
-//! and as a replica of a fleet `--store URL --state-key-file FILE [--replica NAME]`.
+//! and as a replica of a fleet `--store URL --state-key-file FILE [--replica NAME]`. Over HTTP it
+//! writes `serving at http://ADDR/mcp` to stderr once the address is bound (port 0: the one the
+//! system chose).
 mod asking;
 mod catalog;
 mod conformance;
@@ -147,8 +149,20 @@ fn main() -> ExitCode {
         };
         match (stdio, http) {
             (true, None) => tool_core::mcp::serve_stdio_server(server).await,
-            (false, Some(addr)) => match addr.parse() {
-                Ok(addr) => tool_core::mcp::serve_http_server(server, addr).await,
+            (false, Some(addr)) => match addr.parse::<std::net::SocketAddr>() {
+                Ok(addr) => match tokio::net::TcpListener::bind(addr).await {
+                    Ok(listener) => {
+                        if let Ok(bound) = listener.local_addr() {
+                            eprintln!("serving at http://{bound}/mcp");
+                        }
+                        tool_core::mcp::serve_http_server_on(listener, server, Default::default())
+                            .await
+                    }
+                    Err(e) => {
+                        eprintln!("error: cannot listen on {addr}: {e}");
+                        return Err(None);
+                    }
+                },
                 Err(e) => {
                     eprintln!("error: bad address `{addr}`: {e}");
                     return Err(None);
