@@ -260,7 +260,7 @@ pub(crate) fn run_serve(
             .map_err(|e| crate::mcp::ServeError::Invalid(e.0))?;
         match args.http {
             Some(addr) => {
-                let listener = listen(addr, &format!("{tools} tools")).await?;
+                let listener = listen(&server, addr, &format!("{tools} tools")).await?;
                 crate::mcp::serve_http_server_on(listener, server, Default::default()).await
             }
             None => crate::mcp::serve_stdio_server(server).await,
@@ -270,12 +270,15 @@ pub(crate) fn run_serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Binds `addr`, then says what is served where: only once the socket is ours, at the address it
-/// got (with port 0, the one the system chose).
-async fn listen(
+/// Checks what `server` serves, binds `addr`, then says what is served where: only once the
+/// server is valid and the socket is ours, at the address it got (with port 0, the one the system
+/// chose).
+async fn listen<B: McpBackend>(
+    server: &McpServer<B>,
     addr: SocketAddr,
     what: &str,
 ) -> Result<tokio::net::TcpListener, crate::mcp::ServeError> {
+    server.check()?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
@@ -311,6 +314,7 @@ pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, Cl
         let server = args.quotas.server(backend);
         let served = match args.http {
             Some(addr) => match listen(
+                &server,
                 addr,
                 &format!("{} tools of `{command}`", imported.tools.len()),
             )

@@ -147,6 +147,10 @@ fn main() -> ExitCode {
                 }
             },
         };
+        // Checked before the address is bound, so a server that will not start never says it serves.
+        if let Err(e) = server.check() {
+            return Err(Some(e));
+        }
         match (stdio, http) {
             (true, None) => tool_core::mcp::serve_stdio_server(server).await,
             (false, Some(addr)) => match addr.parse::<std::net::SocketAddr>() {
