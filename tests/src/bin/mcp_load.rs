@@ -122,7 +122,7 @@ async fn plain(addr: &str) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening on {}", mcp_load::url_of(addr));
+    println!("serving at {}", mcp_load::url_of(addr));
     mcp_load::serve_plain(listener, CancellationToken::new())
         .await
         .map_err(|e| e.to_string())

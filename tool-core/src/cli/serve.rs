@@ -270,18 +270,14 @@ pub(crate) fn run_serve(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checks what `server` serves, binds `addr`, then says what is served where: only once the
-/// server is valid and the socket is ours, at the address it got (with port 0, the one the system
-/// chose).
+/// Binds `addr` for `server` ([`crate::mcp::listen_http`]), then says what is served where, at
+/// the address bound (with port 0, the one the system chose).
 async fn listen<B: McpBackend>(
     server: &McpServer<B>,
     addr: SocketAddr,
     what: &str,
 ) -> Result<tokio::net::TcpListener, crate::mcp::ServeError> {
-    server.check()?;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+    let listener = crate::mcp::listen_http(server, addr).await?;
     let bound = listener.local_addr()?;
     eprintln!("serving {what} at http://{bound}/mcp");
     Ok(listener)

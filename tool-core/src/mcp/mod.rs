@@ -68,5 +68,5 @@ pub use input_required::{MAX_INPUT_ROUNDS, MAX_STATE_ANSWER_BYTES};
 pub use outcome::REASON_CODE_KEY;
 pub use quota::ClientQuotas;
 pub use server::{McpServer, ServeError};
-pub use transport::{serve_http, serve_http_on, serve_stdio};
+pub use transport::{listen_http, serve_http, serve_http_on, serve_stdio};
 pub use transport::{serve_http_server, serve_http_server_on, serve_stdio_server};

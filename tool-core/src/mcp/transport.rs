@@ -54,9 +54,25 @@ pub async fn serve_http_server<B: McpBackend>(
     server: McpServer<B>,
     addr: SocketAddr,
 ) -> Result<(), ServeError> {
-    server.check()?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let listener = listen_http(&server, addr).await?;
     serve_http_server_on(listener, server, CancellationToken::new()).await
+}
+
+/// Checks what `server` serves, then binds `addr` for it (port 0: a port the system chooses; the
+/// listener's `local_addr` names it), for [`serve_http_server_on`]. A program that says where it
+/// serves says so after this, so it never claims an address it did not get; a bind that fails
+/// names the address.
+pub async fn listen_http<B: McpBackend>(
+    server: &McpServer<B>,
+    addr: SocketAddr,
+) -> Result<tokio::net::TcpListener, ServeError> {
+    server.check()?;
+    tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+        ServeError::Io(std::io::Error::new(
+            e.kind(),
+            format!("cannot listen on {addr}: {e}"),
+        ))
+    })
 }
 
 /// The origins a browser page may send requests from: pages served from this machine.

@@ -147,14 +147,10 @@ fn main() -> ExitCode {
                 }
             },
         };
-        // Checked before the address is bound, so a server that will not start never says it serves.
-        if let Err(e) = server.check() {
-            return Err(Some(e));
-        }
         match (stdio, http) {
             (true, None) => tool_core::mcp::serve_stdio_server(server).await,
             (false, Some(addr)) => match addr.parse::<std::net::SocketAddr>() {
-                Ok(addr) => match tokio::net::TcpListener::bind(addr).await {
+                Ok(addr) => match tool_core::mcp::listen_http(&server, addr).await {
                     Ok(listener) => {
                         if let Ok(bound) = listener.local_addr() {
                             eprintln!("serving at http://{bound}/mcp");
@@ -162,10 +158,7 @@ fn main() -> ExitCode {
                         tool_core::mcp::serve_http_server_on(listener, server, Default::default())
                             .await
                     }
-                    Err(e) => {
-                        eprintln!("error: cannot listen on {addr}: {e}");
-                        return Err(None);
-                    }
+                    Err(e) => Err(e),
                 },
                 Err(e) => {
                     eprintln!("error: bad address `{addr}`: {e}");
