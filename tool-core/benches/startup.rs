@@ -7,11 +7,15 @@
 //! validation (valid and invalid arguments) with each.
 //!
 //! The 100 tools are four realistic shapes (a path reader, a search, an enum-driven action, a
-//! query with nested filter objects), 25 of each.
+//! query with nested filter objects), 25 of each. In `startup_100_tools` the 50 tools with user
+//! types share those types, as tools of one program often do (schemars then runs once per
+//! sequence of user types, see `schema::assembled`); `startup_100_tools_own_types` gives each of
+//! them types of its own, so schemars runs for every one.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tool_core::__private_0_1_0::forget_derived_schemas;
 use tool_core::{Registry, WorkspacePath};
 
 /// How a deployment proceeds.
@@ -176,45 +180,160 @@ hundred_tools! {
     read_range_24 search_text_24 deploy_service_24 query_rows_24;
 }
 
+/// The enum-driven action and the filtered query with types of their own, in a module each.
+macro_rules! own_types {
+    ($($deploy:ident $query:ident;)*) => {
+        $(
+            pub mod $deploy {
+                use super::*;
+
+                /// How a deployment proceeds.
+                #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+                #[serde(rename_all = "snake_case")]
+                pub enum Strategy {
+                    /// Replace every instance at once.
+                    Recreate,
+                    /// Replace instances a few at a time.
+                    Rolling,
+                    /// Start a second set and switch traffic.
+                    BlueGreen,
+                }
+
+                deploy_service!($deploy);
+            }
+
+            pub mod $query {
+                use super::*;
+
+                /// A comparison in a row filter.
+                #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+                #[serde(rename_all = "snake_case")]
+                pub enum Op {
+                    /// Equal.
+                    Eq,
+                    /// Not equal.
+                    Ne,
+                    /// Less than.
+                    Lt,
+                    /// Greater than.
+                    Gt,
+                    /// Substring match.
+                    Contains,
+                }
+
+                /// One row filter (the handler reads none of it).
+                #[allow(dead_code)]
+                #[derive(Debug, Clone, Deserialize, JsonSchema)]
+                #[serde(deny_unknown_fields)]
+                pub struct Filter {
+                    /// Column name.
+                    pub column: String,
+                    /// Comparison.
+                    pub op: Op,
+                    /// Value compared against.
+                    pub value: String,
+                }
+
+                query_rows!($query);
+            }
+        )*
+    };
+}
+
+/// The same 100 shapes, but no two tools share a user type.
+mod own {
+    use super::*;
+
+    macro_rules! stated_tools {
+        ($($a:ident $b:ident;)*) => {
+            $(read_range!($a); search_text!($b);)*
+        };
+    }
+
+    stated_tools! {
+        own_read_00 own_search_00; own_read_01 own_search_01; own_read_02 own_search_02;
+        own_read_03 own_search_03; own_read_04 own_search_04; own_read_05 own_search_05;
+        own_read_06 own_search_06; own_read_07 own_search_07; own_read_08 own_search_08;
+        own_read_09 own_search_09; own_read_10 own_search_10; own_read_11 own_search_11;
+        own_read_12 own_search_12; own_read_13 own_search_13; own_read_14 own_search_14;
+        own_read_15 own_search_15; own_read_16 own_search_16; own_read_17 own_search_17;
+        own_read_18 own_search_18; own_read_19 own_search_19; own_read_20 own_search_20;
+        own_read_21 own_search_21; own_read_22 own_search_22; own_read_23 own_search_23;
+        own_read_24 own_search_24;
+    }
+
+    own_types! {
+        own_deploy_00 own_query_00; own_deploy_01 own_query_01; own_deploy_02 own_query_02;
+        own_deploy_03 own_query_03; own_deploy_04 own_query_04; own_deploy_05 own_query_05;
+        own_deploy_06 own_query_06; own_deploy_07 own_query_07; own_deploy_08 own_query_08;
+        own_deploy_09 own_query_09; own_deploy_10 own_query_10; own_deploy_11 own_query_11;
+        own_deploy_12 own_query_12; own_deploy_13 own_query_13; own_deploy_14 own_query_14;
+        own_deploy_15 own_query_15; own_deploy_16 own_query_16; own_deploy_17 own_query_17;
+        own_deploy_18 own_query_18; own_deploy_19 own_query_19; own_deploy_20 own_query_20;
+        own_deploy_21 own_query_21; own_deploy_22 own_query_22; own_deploy_23 own_query_23;
+        own_deploy_24 own_query_24;
+    }
+}
+
+/// The tools of one set: the shared types' (this module) or the own types' (`own` and below).
+fn set(own: bool) -> Registry {
+    set_builder(own).build().expect("registry")
+}
+
+fn set_builder(own: bool) -> tool_core::registry::RegistryBuilder {
+    Registry::builder().with_inventory_where(move |m| (m == module_path!()) != own)
+}
+
 fn bench(c: &mut Criterion) {
+    let registry = set(false);
+    assert_eq!(registry.len(), 100);
+    start_up(c, "startup_100_tools", false);
+    start_up(c, "startup_100_tools_own_types", true);
+    #[cfg(feature = "jsonschema")]
+    engines(c, &registry);
+}
+
+/// One set's start-up, in three steps and whole.
+fn start_up(c: &mut Criterion, group: &str, own: bool) {
     let pin_dir = tempfile::tempdir().expect("tempdir");
-    let registry = Registry::builder()
-        .with_inventory()
-        .build()
-        .expect("registry");
+    let registry = set(own);
     assert_eq!(registry.len(), 100);
     tool_core::pin::write(&registry, pin_dir.path()).expect("pin");
 
-    let mut g = c.benchmark_group("startup_100_tools");
+    let mut g = c.benchmark_group(group);
+    // Each iteration is a program's first registry: schemars' share of the schemas with user
+    // types, which a process makes once per sequence of user types and then copies, is forgotten
+    // before it (outside the timed part). Start-up is measured without tearing the registry down
+    // again: the built registries are dropped outside the timed part too.
     g.bench_function("collect", |b| {
-        b.iter_with_large_drop(|| Registry::builder().with_inventory())
+        b.iter_batched(
+            forget_derived_schemas,
+            |()| set_builder(own),
+            BatchSize::PerIteration,
+        )
     });
-    // Start-up is measured without tearing the registry down again: `iter_with_large_drop` drops
-    // the built registries outside the timed loop.
     g.bench_function("collect_compile", |b| {
-        b.iter_with_large_drop(|| {
-            Registry::builder()
-                .with_inventory()
-                .build()
-                .expect("registry")
-        })
+        b.iter_batched(
+            forget_derived_schemas,
+            |()| set(own),
+            BatchSize::PerIteration,
+        )
     });
     g.bench_function("verify_pin", |b| {
         b.iter(|| registry.verify_pin(pin_dir.path()).expect("pin holds"))
     });
     g.bench_function("collect_compile_verify", |b| {
-        b.iter_with_large_drop(|| {
-            let r = Registry::builder()
-                .with_inventory()
-                .build()
-                .expect("registry");
-            r.verify_pin(pin_dir.path()).expect("pin holds");
-            r
-        })
+        b.iter_batched(
+            forget_derived_schemas,
+            |()| {
+                let r = set(own);
+                r.verify_pin(pin_dir.path()).expect("pin holds");
+                r
+            },
+            BatchSize::PerIteration,
+        )
     });
     g.finish();
-    #[cfg(feature = "jsonschema")]
-    engines(c, &registry);
 }
 
 /// The general engine beside the built-in checker: compiling every schema, and validating one

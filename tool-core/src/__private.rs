@@ -19,6 +19,10 @@ pub use crate::registry::typed::{TypedCall, TypedRun};
 pub use crate::registry::{ArgumentError, BoxFuture, Handler, PermissionCheck, ToolDef};
 pub use crate::resource::{ResourceType, State};
 pub use crate::sandbox::call::SyncRunner;
+use crate::schema::assembled::generator;
+pub use crate::schema::assembled::{
+    forget_derived_schemas, ArgsSchema, DerivedProperty, NoSchema, SchemaOf,
+};
 pub use std::boxed::Box;
 pub use std::string::String;
 pub use std::sync::Arc;
@@ -45,10 +49,6 @@ impl schemars::JsonSchema for PathArg {
     }
 }
 
-fn generator() -> schemars::SchemaGenerator {
-    schemars::generate::SchemaSettings::draft2020_12().into_generator()
-}
-
 /// The input schema of an argument struct: Draft 2020-12, root object, no root title.
 pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     let schema = generator().into_root_schema_for::<T>();
@@ -61,113 +61,6 @@ pub fn input_schema<T: schemars::JsonSchema>() -> Value {
     crate::schema::integers::state_integer_bounds(&mut v);
     v
 }
-
-/// The input schema of a tool whose parameters are partly of user types, assembled per
-/// parameter: stated nodes for the common types, schemars only for the others (one generator,
-/// so `$defs` are named and ordered as for the whole argument struct). The result is what
-/// [`input_schema`] makes of the argument struct, key for key (a differential test compares
-/// the two): the root's keys in the order schemars and the removal of `title` leave them.
-pub struct ArgsSchema {
-    generator: schemars::SchemaGenerator,
-    properties: serde_json::Map<String, Value>,
-    required: Vec<Value>,
-}
-
-impl ArgsSchema {
-    /// An assembly for `params` parameters.
-    pub fn new(params: usize) -> Self {
-        ArgsSchema {
-            generator: generator(),
-            properties: serde_json::Map::with_capacity(params),
-            required: Vec::with_capacity(params),
-        }
-    }
-
-    /// A parameter whose node `#[tool]` stated.
-    pub fn stated(&mut self, name: &str, required: bool, node: Value) {
-        self.properties.insert(name.to_owned(), node);
-        if required {
-            self.required.push(Value::String(name.to_owned()));
-        }
-    }
-
-    /// The finished input schema.
-    pub fn finish(self) -> Value {
-        let ArgsSchema {
-            mut generator,
-            properties,
-            required,
-        } = self;
-        let mut defs = generator.take_definitions(false);
-        let mut root = serde_json::Map::with_capacity(6);
-        root.insert("type".to_owned(), Value::String("object".to_owned()));
-        root.insert("additionalProperties".to_owned(), Value::Bool(false));
-        root.insert("properties".to_owned(), Value::Object(properties));
-        if !required.is_empty() {
-            root.insert("required".to_owned(), Value::Array(required));
-        }
-        if !defs.is_empty() {
-            defs.values_mut()
-                .for_each(crate::schema::integers::state_integer_bounds);
-            root.insert("$defs".to_owned(), Value::Object(defs));
-        }
-        root.insert(
-            "$schema".to_owned(),
-            Value::String("https://json-schema.org/draft/2020-12/schema".to_owned()),
-        );
-        Value::Object(root)
-    }
-}
-
-/// Names a parameter type for [`DerivedProperty`] (or, without `JsonSchema`, [`NoSchema`]).
-pub struct SchemaOf<T: ?Sized>(std::marker::PhantomData<T>);
-
-impl<T: ?Sized> SchemaOf<T> {
-    /// The type's marker.
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        SchemaOf(std::marker::PhantomData)
-    }
-}
-
-/// A parameter of a type with `JsonSchema`, as schemars' derive adds a field: its schema from
-/// the shared generator, its description, required unless an `Option`.
-pub trait DerivedProperty {
-    /// Add the parameter `name` to `schema`.
-    fn property(&self, schema: &mut ArgsSchema, name: &str, description: &str);
-}
-
-impl<T: schemars::JsonSchema + ?Sized> DerivedProperty for SchemaOf<T> {
-    fn property(&self, schema: &mut ArgsSchema, name: &str, description: &str) {
-        let mut node = schema.generator.subschema_for::<T>();
-        if !description.is_empty() {
-            node.insert(
-                "description".to_owned(),
-                Value::String(description.to_owned()),
-            );
-        }
-        let mut node = node.to_value();
-        crate::schema::integers::state_integer_bounds(&mut node);
-        // What the derive asks to leave a field out of `required`.
-        #[allow(clippy::used_underscore_items)]
-        let optional = T::_schemars_private_is_option();
-        schema.properties.insert(name.to_owned(), node);
-        if !optional {
-            schema.required.push(Value::String(name.to_owned()));
-        }
-    }
-}
-
-/// The method `#[tool]` calls finds this one only when the type has no `JsonSchema` (the
-/// autoref of the call reaches it after [`DerivedProperty`]). The expansion does not compile
-/// then: the argument struct's derive reports the missing `JsonSchema`, once, and this stays
-/// silent instead of reporting it a second time.
-pub trait NoSchema {
-    /// Nothing: never run.
-    fn property(&self, _: &mut ArgsSchema, _: &str, _: &str) {}
-}
-
-impl<T: ?Sized> NoSchema for &SchemaOf<T> {}
 
 /// A JSON object of a schema `#[tool]` stated at compile time, its entries in order: the map is
 /// made with its final size.

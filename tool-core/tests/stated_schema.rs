@@ -306,6 +306,38 @@ fn user_type_alone(strategy: Strategy) {
     let _ = strategy;
 }
 
+/// The user types of `user_type_alone` again, under another name and description: schemars'
+/// share is made once for both, the words are each tool's own.
+///
+/// # Arguments
+/// * `mode` - this tool's own words
+#[tool(risk = "safe")]
+fn user_type_shared(label: String, mode: Strategy) {
+    let _ = (label, mode);
+}
+
+/// Two types named alike, the other first: schemars names them in the order it meets them.
+#[tool(risk = "safe")]
+fn alike_other_first(other: other::Filter, first: Filter) {
+    let _ = (other, first);
+}
+
+/// The same two types in the opposite order: their `$defs` names swap.
+#[tool(risk = "safe")]
+fn alike_first_first(first: Filter, other: other::Filter) {
+    let _ = (first, other);
+}
+
+/// The sequence of `alike_other_first` again, with a stated parameter between and words of its
+/// own.
+///
+/// # Arguments
+/// * `second` - described here only
+#[tool(risk = "safe")]
+fn alike_other_first_again(one: other::Filter, between: Option<u8>, second: Filter) {
+    let _ = (one, between, second);
+}
+
 /// Only optional parameters, one of a user type: no `required`.
 ///
 /// # Arguments
@@ -376,7 +408,7 @@ fn every_declared_schema_is_the_one_schemars_derives() {
     let all = schemas();
     assert_eq!(
         all.len(),
-        18,
+        22,
         "{:?}",
         all.iter().map(|t| &t.0).collect::<Vec<_>>()
     );
@@ -412,7 +444,7 @@ fn the_registry_accepts_every_schema() {
         .with_inventory()
         .build()
         .expect("every schema of the corpus is accepted");
-    assert_eq!(registry.len(), 18);
+    assert_eq!(registry.len(), 22);
 }
 
 /// `#[tool]` writes the canonical text of a schema it states whole (no user type, no default,
@@ -459,4 +491,67 @@ fn the_canonical_text_written_for_a_stated_schema_is_its_dump() {
         String::from_utf8_lossy(registry.canonical_dump()),
         String::from_utf8_lossy(&expected)
     );
+}
+
+/// schemars' share of a schema is made once per sequence of user types and copied for the
+/// others: a schema made from the kept share is the one made afresh, for every tool, whichever
+/// tool of a sequence comes first and however many threads make them at once.
+#[test]
+fn schemas_made_from_a_kept_share_are_the_ones_made_afresh() {
+    use tool_core::__private_0_1_0::{declared_and_derived_schemas, forget_derived_schemas};
+    forget_derived_schemas();
+    let cold = declared_and_derived_schemas();
+    let warm = declared_and_derived_schemas();
+    assert_eq!(cold, warm);
+    let racing: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(|| {
+                forget_derived_schemas();
+                declared_and_derived_schemas()
+            })
+        })
+        .collect();
+    for thread in racing {
+        assert_eq!(thread.join().expect("no panic"), cold);
+    }
+    let by_name = |name: &str| {
+        cold.iter()
+            .find(|t| t.0 == name)
+            .map(|t| t.1.clone())
+            .expect("the tool is linked")
+    };
+    // One share, each tool's own words and names.
+    let alone = by_name("user_type_alone");
+    let shared = by_name("user_type_shared");
+    assert_eq!(alone["$defs"], shared["$defs"]);
+    assert_eq!(
+        shared["properties"]["mode"]["description"],
+        "this tool's own words"
+    );
+    assert!(
+        alone["properties"]["strategy"].get("description").is_none(),
+        "{alone}"
+    );
+    // Types named alike: the names follow the order of each sequence.
+    let other_first = by_name("alike_other_first");
+    let first_first = by_name("alike_first_first");
+    assert_eq!(other_first["properties"]["other"]["$ref"], "#/$defs/Filter");
+    assert_eq!(
+        other_first["properties"]["first"]["$ref"],
+        "#/$defs/Filter2"
+    );
+    assert_eq!(first_first["properties"]["first"]["$ref"], "#/$defs/Filter");
+    assert_eq!(
+        first_first["properties"]["other"]["$ref"],
+        "#/$defs/Filter2"
+    );
+    let again = by_name("alike_other_first_again");
+    assert_eq!(again["$defs"], other_first["$defs"]);
+    assert_eq!(
+        again["properties"]["second"]["description"],
+        "described here only"
+    );
+    assert!(other_first["properties"]["first"]
+        .get("description")
+        .is_none());
 }

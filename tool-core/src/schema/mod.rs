@@ -1,6 +1,7 @@
 //! JSON Schema: compiling validators and validating arguments ([`compile`], [`violations`]),
 //! canonical bytes ([`canonical_bytes`]), provider exports ([`export`]).
 
+pub(crate) mod assembled;
 pub(crate) mod canonical;
 pub(crate) mod check;
 #[cfg(feature = "jsonschema")]
