@@ -27,7 +27,7 @@ fn echo_registry() -> (Arc<Registry>, Vec<ToolDecl>) {
     for d in &decls {
         let def = ToolDef::builder(&d.name)
             .description(&d.description)
-            .input_schema(d.input_schema.clone())
+            .input_schema(d.input_schema.value().clone())
             .risk(Risk::Safe)
             .handler(|_, args: Value| async move { args })
             .build()
@@ -228,7 +228,7 @@ pub(crate) fn export(dialect: Dialect, decl: &ToolDecl) -> Result<Value, String>
             .map(|s| nullable_as_json_schema(&s))
             .map_err(|e| e.to_string()),
         _ => {
-            let mut schema = decl.input_schema.clone();
+            let mut schema = decl.input_schema.value().clone();
             if let Value::Object(m) = &mut schema {
                 m.remove("$schema");
             }

@@ -345,7 +345,7 @@ fn engines(c: &mut Criterion, registry: &Registry) {
 
     let schemas: Vec<serde_json::Value> = registry
         .iter()
-        .map(|t| t.decl().input_schema.clone())
+        .map(|t| t.decl().input_schema.value().clone())
         .collect();
     let mut g = c.benchmark_group("compile_100_schemas");
     g.bench_function("builtin", |b| {

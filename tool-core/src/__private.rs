@@ -11,7 +11,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::context::{ContextModifier, ToolContext};
-pub use crate::decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
+pub use crate::decl::{InputSchema, Risk, ScriptLang, ScriptSetup, ToolDecl};
 pub use crate::guard::path::WorkspacePath;
 pub use crate::outcome::{IntoToolOutcome, ToolOutcome};
 pub use crate::registry::registration::ToolRegistration;
@@ -84,6 +84,12 @@ pub fn stated_schema(text: &str) -> Value {
         .unwrap_or_else(|e| Value::String(format!("a stated input schema is not JSON: {e}")))
 }
 
+/// An input schema `#[tool]` stated whole, built by `make` on first use; the registry takes it
+/// on the macro's word at start-up (see [`InputSchema`]).
+pub fn stated_input(make: fn() -> Value) -> InputSchema {
+    InputSchema::stated(make)
+}
+
 /// Whether `A` and `B` are one type: a stated schema holds only for the types it was stated
 /// for, not for a user type of the same name.
 pub fn same_type<A: ?Sized + 'static, B: ?Sized + 'static>() -> bool {
@@ -99,7 +105,28 @@ pub fn declared_and_derived_schemas() -> Vec<(String, Value, Value)> {
             let derived = reg.derived_schema?;
             let def = (reg.build)();
             let decl = def.decl();
-            Some((decl.name.clone(), decl.input_schema.clone(), derived()))
+            Some((
+                decl.name.clone(),
+                decl.input_schema.value().clone(),
+                derived(),
+            ))
+        })
+        .collect()
+}
+
+/// Each `#[tool]` linked in whose input schema `#[tool]` stated whole (the registry does not
+/// check it at start-up, see `InputSchema`): its name, and why the checks the registry makes of
+/// any other schema refuse it, if they do (a test requires none).
+pub fn stated_schemas_checked_in_full() -> Vec<(String, Result<(), String>)> {
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .filter_map(|reg| {
+            let def = (reg.build)();
+            let decl = def.decl();
+            decl.input_schema.is_stated().then(|| {
+                let checked = crate::registry::check_in_full(decl);
+                (decl.name.clone(), checked)
+            })
         })
         .collect()
 }
@@ -114,7 +141,7 @@ pub fn declared_canonical_inputs() -> Vec<(String, Value, &'static str)> {
             let text = (reg.canonical_input?)()?;
             let def = (reg.build)();
             let decl = def.decl();
-            Some((decl.name.clone(), decl.input_schema.clone(), text))
+            Some((decl.name.clone(), decl.input_schema.value().clone(), text))
         })
         .collect()
 }

@@ -4,6 +4,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod input_schema;
+pub use input_schema::InputSchema;
+
 /// How much harm a tool can do; drives approval and the derived `read_only` / `destructive` hints
 /// (the one definition, shared with the macro through `tool-rules`).
 pub use tool_rules::{Risk, UnknownRisk};
@@ -20,7 +23,7 @@ pub struct ToolDecl {
     /// What the tool does, shown to the model.
     pub description: String,
     /// JSON Schema (Draft 2020-12) of the arguments; the root is an object.
-    pub input_schema: Value,
+    pub input_schema: InputSchema,
     /// JSON Schema of a structured output (`Json<T>` returns), if any.
     pub output_schema: Option<Value>,
     /// How much harm the tool can do.

@@ -71,7 +71,7 @@ pub mod mcp;
 pub mod store;
 
 pub use context::{ContextModifier, LogLevel, Progress, SessionState, StateKey, ToolContext};
-pub use decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
+pub use decl::{InputSchema, Risk, ScriptLang, ScriptSetup, ToolDecl};
 pub use executor::{CallInput, CallOptions, CallResult, Executor, ExecutorConfig, Session};
 pub use guard::path::WorkspacePath;
 pub use outcome::{IntoToolOutcome, Json, Modified, ToolError, ToolErrorCode, ToolOutcome};

@@ -187,7 +187,9 @@ impl ToolDefBuilder {
                 source: format!("dynamic tool `{name}`"),
                 name,
                 description: String::new(),
-                input_schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+                input_schema:
+                    json!({"type": "object", "properties": {}, "additionalProperties": false})
+                        .into(),
                 output_schema: None,
                 risk: Risk::default(),
                 concurrency_safe: false,
@@ -215,7 +217,7 @@ impl ToolDefBuilder {
 
     /// The argument schema (Draft 2020-12, root object).
     pub fn input_schema(mut self, schema: Value) -> Self {
-        self.decl.input_schema = schema;
+        self.decl.input_schema = schema.into();
         self
     }
 
@@ -423,6 +425,47 @@ type Validators = (validators::Slot, Option<validators::Slot>);
 
 /// [`check_decl`], returning the validators it prepared (`dynamic`: a tool built with
 /// [`ToolDef::builder`]; see `validators` for which engine checks what).
+/// Why the registry's own checks of an input schema would refuse `decl`'s, if they would (for
+/// schemas `#[tool]` stated whole, which start-up takes on the macro's word).
+pub(crate) fn check_in_full(decl: &ToolDecl) -> Result<(), String> {
+    check_input_schema(decl, false).map(|_| ())
+}
+
+/// The checks of an input schema the registry makes itself: what `decl` declares of it holds,
+/// and its validator can be prepared.
+fn check_input_schema(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot, String> {
+    let schema = decl.input_schema.value();
+    let root = schema
+        .as_object()
+        .ok_or_else(|| "the input schema must be a JSON object".to_owned())?;
+    if root.get("type") != Some(&Value::String("object".to_owned())) {
+        return Err(r#"the input schema root must have "type": "object""#.to_owned());
+    }
+    if let Some(r) = find_external_ref(schema) {
+        return Err(format!(
+            "external `$ref` `{r}` is not allowed; only local `#/...` references"
+        ));
+    }
+    let validator =
+        validators::prepare(schema, dynamic).map_err(|e| format!("invalid input schema: {e}"))?;
+    validators::check_defaults(&validator, schema)?;
+    for arg in &decl.path_args {
+        if !is_string_property(schema, arg) {
+            return Err(format!(
+                "path argument `{arg}` must be a string property of the input schema"
+            ));
+        }
+    }
+    for arg in &decl.script_args {
+        if !is_string_property(schema, arg) {
+            return Err(format!(
+                "script argument `{arg}` must be a string property of the input schema"
+            ));
+        }
+    }
+    Ok(validator)
+}
+
 fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, RegistryError> {
     let bad = |reason: String| RegistryError::InvalidDeclaration {
         tool: decl.name.clone(),
@@ -437,41 +480,19 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
     if decl.description.trim().is_empty() {
         return Err(bad("a description is required".to_owned()));
     }
-    let root = decl
-        .input_schema
-        .as_object()
-        .ok_or_else(|| bad("the input schema must be a JSON object".to_owned()))?;
-    if root.get("type") != Some(&Value::String("object".to_owned())) {
-        return Err(bad(
-            r#"the input schema root must have "type": "object""#.to_owned()
-        ));
-    }
-    if let Some(r) = find_external_ref(&decl.input_schema) {
-        return Err(bad(format!(
-            "external `$ref` `{r}` is not allowed; only local `#/...` references"
-        )));
-    }
+    let validator = if decl.input_schema.is_stated() && !dynamic {
+        // Stated whole by `#[tool]`, which checked at compile time what the arm below checks
+        // (an object root, no `$ref`, keywords the built-in checker compiles, no default, path
+        // and script arguments of string types): it is built, and its checker compiled, on
+        // first use (a test holds every stated schema to the checks below).
+        validators::builtin_on_first_use()
+    } else {
+        check_input_schema(decl, dynamic).map_err(bad)?
+    };
     if let Some(out) = &decl.output_schema {
         if let Some(r) = find_external_ref(out) {
             return Err(bad(format!(
                 "external `$ref` `{r}` in the output schema is not allowed"
-            )));
-        }
-    }
-    let validator = validators::prepare(&decl.input_schema, dynamic)
-        .map_err(|e| bad(format!("invalid input schema: {e}")))?;
-    validators::check_defaults(&validator, &decl.input_schema).map_err(bad)?;
-    for arg in &decl.path_args {
-        if !is_string_property(&decl.input_schema, arg) {
-            return Err(bad(format!(
-                "path argument `{arg}` must be a string property of the input schema"
-            )));
-        }
-    }
-    for arg in &decl.script_args {
-        if !is_string_property(&decl.input_schema, arg) {
-            return Err(bad(format!(
-                "script argument `{arg}` must be a string property of the input schema"
             )));
         }
     }

@@ -555,3 +555,49 @@ fn schemas_made_from_a_kept_share_are_the_ones_made_afresh() {
         .get("description")
         .is_none());
 }
+
+/// A schema `#[tool]` stated whole is taken on the macro's word at start-up: it passes every
+/// check the registry makes of any other schema, and it is built on first use, not by
+/// collecting, checking, pinning or dumping the registry.
+#[test]
+fn schemas_stated_whole_pass_the_registry_checks_and_wait_for_first_use() {
+    let stated = tool_core::__private_0_1_0::stated_schemas_checked_in_full();
+    // Every tool without a user type, a default or an attribute of schemars'.
+    let names: Vec<&str> = stated.iter().map(|(n, _)| n.as_str()).collect();
+    for expected in [
+        "scalars",
+        "options",
+        "vectors",
+        "guarded",
+        "nothing",
+        "with_context",
+    ] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    for absent in ["defaults", "user_types", "with_attributes", "shadowed"] {
+        assert!(!names.contains(&absent), "{names:?}");
+    }
+    for (name, checked) in &stated {
+        assert_eq!(checked, &Ok(()), "`{name}`");
+    }
+
+    let registry = tool_core::Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("registry");
+    let dir = tempfile::tempdir().expect("tempdir");
+    tool_core::pin::write(&registry, dir.path()).expect("pin");
+    registry.verify_pin(dir.path()).expect("pin holds");
+    let unbuilt = |r: &tool_core::Registry| {
+        r.iter()
+            .filter(|t| t.decl().input_schema.is_stated() && !t.decl().input_schema.is_built())
+            .count()
+    };
+    assert_eq!(unbuilt(&registry), stated.len());
+    // Read, each is the value its registration states, and its checker works.
+    for (name, _) in &stated {
+        let decl = registry.get(name).expect("registered").decl();
+        assert_eq!(decl.input_schema["type"], "object", "`{name}`");
+    }
+    assert_eq!(unbuilt(&registry), 0);
+}

@@ -22,3 +22,21 @@ fn example_tools_declare_the_schemas_schemars_derives() {
         );
     }
 }
+
+/// The example schemas `#[tool]` stated whole, which start-up does not check or build, pass
+/// every check the registry makes of any other schema.
+#[test]
+fn example_schemas_stated_whole_pass_the_registry_checks() {
+    let registry = tool_examples::registry().expect("the example registry is valid");
+    let stated: Vec<_> = tool_core::__private_0_1_0::stated_schemas_checked_in_full()
+        .into_iter()
+        .filter(|(name, _)| registry.get(name).is_some())
+        .collect();
+    let names: Vec<&str> = stated.iter().map(|(n, _)| n.as_str()).collect();
+    for expected in ["list_dir", "delete_file", "move_file"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    for (name, checked) in stated {
+        assert_eq!(checked, Ok(()), "`{name}`");
+    }
+}

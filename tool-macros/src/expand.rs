@@ -350,6 +350,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                     quote_spanned!(path.span()=> #pv::schema_fn(#path))
                 }
             };
+            let schema = quote!(#pv::InputSchema::from(#schema));
             (quote!(), take, schema, quote!(::core::option::Option::None))
         }
     };
@@ -481,29 +482,46 @@ fn input_schema(
     guarded: &[String],
     defaults: &[TokenStream],
 ) -> TokenStream {
+    let derived = quote!(#pv::InputSchema::from(__derived_schema()));
     let Some(stated) = crate::stated::stated(tool, guarded) else {
-        return quote!(__derived_schema());
-    };
-    let value = match stated.root() {
-        Some(root) => crate::stated::build(pv, &root),
-        None => assembled(pv, &stated.parts),
+        return derived;
     };
     let same = stated
         .checks
         .iter()
         .map(|(ty, canonical)| quote!(#pv::same_type::<#ty, #canonical>()));
-    // Without declared defaults the stated schema is final.
+    let root = stated.root();
+    // A schema stated whole, without declared defaults, is final: it is built on first use.
+    // The registry then trusts what this macro checked of it (an object root, path and script
+    // arguments of string types, the keywords written here, no `$ref`).
+    if let (Some(root), true) = (&root, defaults.is_empty()) {
+        let value = crate::stated::build(pv, root);
+        return quote! {{
+            fn __stated_input() -> #pv::serde_json::Value {
+                #value
+            }
+            if true #(&& #same)* {
+                #pv::stated_input(__stated_input)
+            } else {
+                #derived
+            }
+        }};
+    }
+    let value = match root {
+        Some(root) => crate::stated::build(pv, &root),
+        None => assembled(pv, &stated.parts),
+    };
     let value = if defaults.is_empty() {
         value
     } else {
         quote!(#pv::with_defaults(#value, &[#(#defaults),*]))
     };
     quote! {
-        if true #(&& #same)* {
+        #pv::InputSchema::from(if true #(&& #same)* {
             #value
         } else {
             __derived_schema()
-        }
+        })
     }
 }
 

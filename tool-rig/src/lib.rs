@@ -124,7 +124,7 @@ impl RigTools {
         Ok(Some(DynamicTool::new(
             tool_name,
             decl.description.clone(),
-            decl.input_schema.clone(),
+            decl.input_schema.value().clone(),
             move |arguments: Value| {
                 let executor = Arc::clone(&executor);
                 let session = Arc::clone(&session);

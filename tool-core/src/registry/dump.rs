@@ -35,7 +35,7 @@ pub fn decl_to_json(d: &ToolDecl) -> Value {
         // Only when declared, so the pins of tools without sockets keep their bytes.
         m.insert("unix_sockets".into(), json!(d.unix_sockets));
     }
-    m.insert("input_schema".into(), d.input_schema.clone());
+    m.insert("input_schema".into(), d.input_schema.value().clone());
     m.insert(
         "output_schema".into(),
         d.output_schema.clone().unwrap_or(Value::Null),

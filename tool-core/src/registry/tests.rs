@@ -25,7 +25,8 @@ fn uncompilable(name: &str) -> ToolDef {
     def.decl.input_schema = json!({
         "type": "object",
         "properties": {"q": {"type": "string", "pattern": "(unclosed"}}
-    });
+    })
+    .into();
     def
 }
 

@@ -36,10 +36,7 @@ impl Slot {
 /// tool). `Err` says why the schema cannot be used.
 pub(super) fn prepare(schema: &Value, dynamic: bool) -> Result<Slot, String> {
     if !dynamic && compiles_surely(schema) {
-        return Ok(Slot {
-            validator: OnceLock::new(),
-            builtin_later: true,
-        });
+        return Ok(builtin_on_first_use());
     }
     let builtin = Checker::compile(schema);
     if let Err(u) = &builtin {
@@ -60,6 +57,15 @@ pub(super) fn prepare(schema: &Value, dynamic: bool) -> Result<Slot, String> {
                 "{u} needs the general JSON Schema engine: enable tool-core's `jsonschema` feature"
             ))
         }
+    }
+}
+
+/// The built-in checker, compiled on first use: for a schema it surely compiles (a schema
+/// `#[tool]` stated whole has only keywords it compiles).
+pub(super) fn builtin_on_first_use() -> Slot {
+    Slot {
+        validator: OnceLock::new(),
+        builtin_later: true,
     }
 }
 

@@ -575,7 +575,7 @@ mod tests {
         ToolDecl {
             name: "t".into(),
             description: "d".into(),
-            input_schema: schema,
+            input_schema: schema.into(),
             output_schema: None,
             risk: crate::decl::Risk::Safe,
             concurrency_safe: false,

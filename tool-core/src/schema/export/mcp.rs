@@ -34,7 +34,7 @@ pub fn tool(decl: &ToolDecl) -> Value {
     let mut m = Map::new();
     m.insert("name".to_owned(), json!(decl.name));
     m.insert("description".to_owned(), json!(decl.description));
-    m.insert("inputSchema".to_owned(), decl.input_schema.clone());
+    m.insert("inputSchema".to_owned(), decl.input_schema.value().clone());
     if let Some(out) = output_schema(decl) {
         m.insert("outputSchema".to_owned(), out);
     }

@@ -614,7 +614,7 @@ mod tests {
             let d = ToolDecl {
                 name: "t".into(),
                 description: "d".into(),
-                input_schema: json!({"type": "object", "properties": props}),
+                input_schema: json!({"type": "object", "properties": props}).into(),
                 output_schema: None,
                 risk: crate::decl::Risk::Safe,
                 concurrency_safe: false,
