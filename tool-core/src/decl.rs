@@ -22,7 +22,9 @@ pub struct ToolDecl {
     pub name: String,
     /// What the tool does, shown to the model.
     pub description: String,
-    /// JSON Schema (Draft 2020-12) of the arguments; the root is an object.
+    /// JSON Schema (Draft 2020-12) of the arguments; the root is an object. Reads as a
+    /// `serde_json::Value`; one that `#[tool]` states whole is built on first use (see
+    /// [`InputSchema`]).
     pub input_schema: InputSchema,
     /// JSON Schema of a structured output (`Json<T>` returns), if any.
     pub output_schema: Option<Value>,
