@@ -423,18 +423,15 @@ pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
 /// The validators of one declaration: its input schema, and its output schema if it has one.
 type Validators = (validators::Slot, Option<validators::Slot>);
 
-/// [`check_decl`], returning the validators it prepared (`dynamic`: a tool built with
-/// [`ToolDef::builder`]; see `validators` for which engine checks what).
 /// Why the registry's own checks of an input schema would refuse `decl`'s, if they would (for
 /// schemas `#[tool]` stated whole, which start-up takes on the macro's word).
 pub(crate) fn check_in_full(decl: &ToolDecl) -> Result<(), String> {
-    check_input_schema(decl, false).map(|_| ())
+    check_input_root(decl.input_schema.value())?;
+    prepare_input(decl, false).map(drop)
 }
 
-/// The checks of an input schema the registry makes itself: what `decl` declares of it holds,
-/// and its validator can be prepared.
-fn check_input_schema(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot, String> {
-    let schema = decl.input_schema.value();
+/// The input schema's root is an object schema and refers to nothing outside itself.
+fn check_input_root(schema: &Value) -> Result<(), String> {
     let root = schema
         .as_object()
         .ok_or_else(|| "the input schema must be a JSON object".to_owned())?;
@@ -446,6 +443,13 @@ fn check_input_schema(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot
             "external `$ref` `{r}` is not allowed; only local `#/...` references"
         ));
     }
+    Ok(())
+}
+
+/// The input schema's validator, once its defaults and what `decl` declares of its properties
+/// hold.
+fn prepare_input(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot, String> {
+    let schema = decl.input_schema.value();
     let validator =
         validators::prepare(schema, dynamic).map_err(|e| format!("invalid input schema: {e}"))?;
     validators::check_defaults(&validator, schema)?;
@@ -466,6 +470,8 @@ fn check_input_schema(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot
     Ok(validator)
 }
 
+/// [`check_decl`], returning the validators it prepared (`dynamic`: a tool built with
+/// [`ToolDef::builder`]; see `validators` for which engine checks what).
 fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, RegistryError> {
     let bad = |reason: String| RegistryError::InvalidDeclaration {
         tool: decl.name.clone(),
@@ -480,15 +486,14 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
     if decl.description.trim().is_empty() {
         return Err(bad("a description is required".to_owned()));
     }
-    let validator = if decl.input_schema.is_stated() && !dynamic {
-        // Stated whole by `#[tool]`, which checked at compile time what the arm below checks
-        // (an object root, no `$ref`, keywords the built-in checker compiles, no default, path
-        // and script arguments of string types): it is built, and its checker compiled, on
-        // first use (a test holds every stated schema to the checks below).
-        validators::builtin_on_first_use()
-    } else {
-        check_input_schema(decl, dynamic).map_err(bad)?
-    };
+    // Stated whole by `#[tool]`, which checked at compile time what `check_input_root` and
+    // `prepare_input` check (an object root, no `$ref`, keywords the built-in checker compiles,
+    // no default, path and script arguments of string types): it is built, and its checker
+    // compiled, on first use (a test holds every stated schema to those checks).
+    let stated = decl.input_schema.is_stated() && !dynamic;
+    if !stated {
+        check_input_root(&decl.input_schema).map_err(bad)?;
+    }
     if let Some(out) = &decl.output_schema {
         if let Some(r) = find_external_ref(out) {
             return Err(bad(format!(
@@ -496,6 +501,11 @@ fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, Regis
             )));
         }
     }
+    let validator = if stated {
+        validators::builtin_on_first_use()
+    } else {
+        prepare_input(decl, dynamic).map_err(bad)?
+    };
     if !decl.script_args.is_empty() && decl.script_lang.is_none() {
         return Err(bad("script arguments need a script language".to_owned()));
     }
