@@ -309,18 +309,15 @@ pub(crate) fn run_proxy(app: &AppParts, args: &ProxyArgs) -> Result<ExitCode, Cl
         let backend = ExecutorBackend::new(args.exec.executor(registry, app, None)?);
         let server = args.quotas.server(backend);
         let served = match args.http {
-            Some(addr) => match listen(
-                &server,
-                addr,
-                &format!("{} tools of `{command}`", imported.tools.len()),
-            )
-            .await
-            {
-                Ok(listener) => {
+            Some(addr) => {
+                let what = format!("{} tools of `{command}`", imported.tools.len());
+                // The child is shut down below whether or not the address could be bound.
+                async {
+                    let listener = listen(&server, addr, &what).await?;
                     crate::mcp::serve_http_server_on(listener, server, Default::default()).await
                 }
-                Err(e) => Err(e),
-            },
+                .await
+            }
             None => crate::mcp::serve_stdio_server(server).await,
         };
         imported.shutdown().await;
