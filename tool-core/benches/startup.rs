@@ -18,45 +18,53 @@ use serde::Deserialize;
 use tool_core::__private_0_1_0::forget_derived_schemas;
 use tool_core::{Registry, WorkspacePath};
 
-/// How a deployment proceeds.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// Replace every instance at once.
-    Recreate,
-    /// Replace instances a few at a time.
-    Rolling,
-    /// Start a second set and switch traffic.
-    BlueGreen,
+/// The user types of the enum-driven action and the filtered query.
+macro_rules! user_types {
+    () => {
+        /// How a deployment proceeds.
+        #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Strategy {
+            /// Replace every instance at once.
+            Recreate,
+            /// Replace instances a few at a time.
+            Rolling,
+            /// Start a second set and switch traffic.
+            BlueGreen,
+        }
+
+        /// A comparison in a row filter.
+        #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Op {
+            /// Equal.
+            Eq,
+            /// Not equal.
+            Ne,
+            /// Less than.
+            Lt,
+            /// Greater than.
+            Gt,
+            /// Substring match.
+            Contains,
+        }
+
+        /// One row filter (the handlers read none of it).
+        #[allow(dead_code)]
+        #[derive(Debug, Clone, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct Filter {
+            /// Column name.
+            pub column: String,
+            /// Comparison.
+            pub op: Op,
+            /// Value compared against.
+            pub value: String,
+        }
+    };
 }
 
-/// A comparison in a row filter.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Op {
-    /// Equal.
-    Eq,
-    /// Not equal.
-    Ne,
-    /// Less than.
-    Lt,
-    /// Greater than.
-    Gt,
-    /// Substring match.
-    Contains,
-}
-
-/// One row filter.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Filter {
-    /// Column name.
-    pub column: String,
-    /// Comparison.
-    pub op: Op,
-    /// Value compared against.
-    pub value: String,
-}
+user_types!();
 
 macro_rules! read_range {
     ($name:ident) => {
@@ -180,60 +188,15 @@ hundred_tools! {
     read_range_24 search_text_24 deploy_service_24 query_rows_24;
 }
 
-/// The enum-driven action and the filtered query with types of their own, in a module each.
+/// The enum-driven action and the filtered query with types of their own, in a module each pair.
 macro_rules! own_types {
     ($($deploy:ident $query:ident;)*) => {
         $(
             pub mod $deploy {
                 use super::*;
 
-                /// How a deployment proceeds.
-                #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-                #[serde(rename_all = "snake_case")]
-                pub enum Strategy {
-                    /// Replace every instance at once.
-                    Recreate,
-                    /// Replace instances a few at a time.
-                    Rolling,
-                    /// Start a second set and switch traffic.
-                    BlueGreen,
-                }
-
+                user_types!();
                 deploy_service!($deploy);
-            }
-
-            pub mod $query {
-                use super::*;
-
-                /// A comparison in a row filter.
-                #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-                #[serde(rename_all = "snake_case")]
-                pub enum Op {
-                    /// Equal.
-                    Eq,
-                    /// Not equal.
-                    Ne,
-                    /// Less than.
-                    Lt,
-                    /// Greater than.
-                    Gt,
-                    /// Substring match.
-                    Contains,
-                }
-
-                /// One row filter (the handler reads none of it).
-                #[allow(dead_code)]
-                #[derive(Debug, Clone, Deserialize, JsonSchema)]
-                #[serde(deny_unknown_fields)]
-                pub struct Filter {
-                    /// Column name.
-                    pub column: String,
-                    /// Comparison.
-                    pub op: Op,
-                    /// Value compared against.
-                    pub value: String,
-                }
-
                 query_rows!($query);
             }
         )*
