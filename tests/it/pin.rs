@@ -254,3 +254,97 @@ fn cli_pin_then_verify_exit_codes() {
         "--dir is required"
     );
 }
+
+/// A registry whose dump is several times the pieces the check reads and compares at a time.
+fn large() -> Registry {
+    let tools = (0..150)
+        .map(|i| tool(&format!("tool_{i:03}"), 1000 + i, Risk::ReadOnly))
+        .collect();
+    registry(tools)
+}
+
+/// Overwrite the schema file with `bytes` and the hash file with their hash, so only the drift
+/// check can refuse.
+fn rewrite_with_hash(dir: &Path, bytes: &[u8]) {
+    std::fs::write(dir.join(SCHEMA_FILE), bytes).expect("write schema");
+    std::fs::write(dir.join(HASH_FILE), format!("{}\n", pin::sha256_hex(bytes))).expect("rehash");
+}
+
+#[test]
+fn a_large_pin_holds_and_its_hash_becomes_the_fingerprint() {
+    let pinned = large();
+    let dir = pinned_dir(&pinned);
+    let dump = std::fs::read(dir.path().join(SCHEMA_FILE)).expect("read");
+    assert!(dump.len() > 100_000, "{} bytes", dump.len());
+    // A registry that never made its dump or its fingerprint: the check records the hash.
+    let fresh = large();
+    fresh.verify_pin(dir.path()).expect("pin holds");
+    assert_eq!(fresh.fingerprint(), pin::sha256_hex(&dump));
+    assert_eq!(fresh.canonical_dump(), &dump[..]);
+    // A registry that made its dump before.
+    let made = large();
+    assert_eq!(made.canonical_dump(), &dump[..]);
+    made.verify_pin(dir.path()).expect("pin holds");
+}
+
+#[test]
+fn any_difference_in_a_large_pin_is_drift_wherever_it_is() {
+    let dir = pinned_dir(&large());
+    let dump = std::fs::read(dir.path().join(SCHEMA_FILE)).expect("read");
+    let last = dump.len() - 1;
+    // Around the edges of the pieces read (32 KiB at a time) and at both ends.
+    let offsets = [
+        0,
+        1,
+        16 * 1024 - 1,
+        16 * 1024,
+        32 * 1024 - 1,
+        32 * 1024,
+        50_000,
+        last,
+    ];
+    let mut cases: Vec<(String, Vec<u8>)> = offsets
+        .iter()
+        .map(|&at| {
+            let mut edited = dump.clone();
+            edited[at] = if edited[at] == b' ' { b'\t' } else { b' ' };
+            (format!("one byte changed at {at}"), edited)
+        })
+        .collect();
+    let mut longer = dump.clone();
+    longer.push(b'\n');
+    cases.push(("one byte appended".into(), longer));
+    cases.push(("last byte cut".into(), dump[..last].to_vec()));
+    cases.push(("cut at 32 KiB".into(), dump[..32 * 1024].to_vec()));
+    cases.push(("empty".into(), Vec::new()));
+    let mut doubled = dump.clone();
+    doubled.extend_from_slice(&dump);
+    cases.push(("written twice".into(), doubled));
+    for (case, bytes) in cases {
+        rewrite_with_hash(dir.path(), &bytes);
+        // Both a registry that makes its dump in the check and one that made it before.
+        for reg in [large(), {
+            let r = large();
+            r.canonical_dump();
+            r
+        }] {
+            let err = reg.verify_pin(dir.path()).expect_err(&case);
+            assert_eq!(err.code(), "pin_drift", "{case}: {err}");
+            assert_ne!(reg.fingerprint(), pin::sha256_hex(&bytes), "{case}");
+        }
+    }
+    rewrite_with_hash(dir.path(), &dump);
+    large().verify_pin(dir.path()).expect("restored");
+}
+
+#[test]
+fn a_schema_path_that_cannot_be_read_refuses_as_unreadable() {
+    let reg = base();
+    let dir = pinned_dir(&reg);
+    let schema = dir.path().join(SCHEMA_FILE);
+    std::fs::remove_file(&schema).expect("remove");
+    std::fs::create_dir(&schema).expect("a directory in its place");
+    let err = reg.verify_pin(dir.path()).expect_err("unreadable");
+    assert_eq!(err.code(), "pin_unreadable", "{err}");
+    assert!(err.to_string().contains(SCHEMA_FILE), "{err}");
+}

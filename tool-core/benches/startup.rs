@@ -12,7 +12,7 @@
 //! sequence of user types, see `schema::assembled`); `startup_100_tools_own_types` gives each of
 //! them types of its own, so schemars runs for every one.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tool_core::__private_0_1_0::forget_derived_schemas;
@@ -358,5 +358,41 @@ fn engines(c: &mut Criterion, registry: &Registry) {
     g.finish();
 }
 
+/// A program's very first registry, in a process of its own: `STARTUP_FIRST=shared` (or `own`)
+/// with a pin directory as the one argument. Once with `STARTUP_FIRST=pin`, the directory gets
+/// the pins of both sets; then each run times building one set and verifying its pin, once,
+/// with nothing warmed up before (code, heap and schemars' share all fresh), and prints the
+/// microseconds. `scripts/bench-startup-first.sh` runs it many times.
+fn first_start(mode: &str, dir: &std::path::Path) {
+    let pin_of = |own: bool| dir.join(if own { "own" } else { "shared" });
+    if mode == "pin" {
+        for own in [false, true] {
+            tool_core::pin::write(&set(own), pin_of(own)).expect("pin");
+        }
+        return;
+    }
+    let own = match mode {
+        "shared" => false,
+        "own" => true,
+        other => panic!("STARTUP_FIRST is pin, shared or own, not {other:?}"),
+    };
+    let start = std::time::Instant::now();
+    let registry = set(own);
+    registry.verify_pin(pin_of(own)).expect("pin holds");
+    let elapsed = start.elapsed();
+    assert_eq!(registry.len(), 100);
+    println!("{}", elapsed.as_secs_f64() * 1e6);
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(mode) = std::env::var("STARTUP_FIRST") {
+        let dir = std::env::args_os()
+            .nth(1)
+            .expect("STARTUP_FIRST takes the pin directory as its argument");
+        return first_start(&mode, dir.as_ref());
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -175,40 +175,141 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), PinError> {
 
 /// Check the pin in `dir` against the registry: both files present, the hash file well formed,
 /// the schema file's bytes hashing to it, and the registry producing exactly those bytes.
+///
+/// The schema file is read a piece at a time into a buffer on the stack, each piece hashed and
+/// compared with the registry's dump, so the file is never held whole (a fresh process would
+/// otherwise map and fault in memory for all of it); when the pin holds, its hash is the
+/// registry's [`fingerprint`](Registry::fingerprint).
 pub fn verify(registry: &Registry, dir: impl AsRef<Path>) -> Result<(), PinError> {
     let dir = dir.as_ref();
     let schema_path = dir.join(SCHEMA_FILE);
     let hash_path = dir.join(HASH_FILE);
-    let schema = read(&schema_path)?;
+    let schema = std::fs::File::open(&schema_path).map_err(|e| read_error(&schema_path, e))?;
     let hash_text = read(&hash_path)?;
     let expected = parse_hash(&hash_path, &hash_text)?;
-    let actual = sha256_hex(&schema);
+    let mut pinned = PinnedFile::new(schema);
+    pinned.compare(registry.canonical_dump());
+    let (actual, same) = pinned.finish().map_err(|e| read_error(&schema_path, e))?;
     if actual != expected {
         return Err(PinError::HashMismatch { expected, actual });
     }
-    let current = registry.canonical_dump();
-    if schema != current {
+    if !same {
         return Err(PinError::Drift {
             dir: dir.to_path_buf(),
-            diff: diff(&schema, current),
+            diff: diff(&read(&schema_path)?, registry.canonical_dump()),
         });
     }
+    registry.know_fingerprint(expected);
     Ok(())
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, PinError> {
-    std::fs::read(path).map_err(|source| {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            PinError::Missing {
-                path: path.to_path_buf(),
+/// How much of the pinned schema file is read at a time (on the stack).
+const PIECE: usize = 32 * 1024;
+
+/// The pinned schema file, read a piece at a time: every byte hashed once, and compared with
+/// the dump handed to [`PinnedFile::compare`] until the first difference.
+struct PinnedFile {
+    file: std::fs::File,
+    /// How much to read at a time (all of `buf` but in tests).
+    piece: usize,
+    buf: [u8; PIECE],
+    /// The part of `buf` read and not yet compared.
+    start: usize,
+    end: usize,
+    sha: Sha256,
+    /// No difference found so far.
+    same: bool,
+    error: Option<std::io::Error>,
+}
+
+impl PinnedFile {
+    fn new(file: std::fs::File) -> PinnedFile {
+        PinnedFile::with_piece(file, PIECE)
+    }
+
+    /// Reading at most `piece` bytes at a time.
+    fn with_piece(file: std::fs::File, piece: usize) -> PinnedFile {
+        PinnedFile {
+            file,
+            piece: piece.min(PIECE),
+            buf: [0; PIECE],
+            start: 0,
+            end: 0,
+            sha: Sha256::new(),
+            same: true,
+            error: None,
+        }
+    }
+
+    /// Compare the next bytes of the dump with the file's.
+    fn compare(&mut self, mut piece: &[u8]) {
+        while self.same && !piece.is_empty() {
+            if self.start == self.end && !self.fill() {
+                // The file ended (or failed) before the dump.
+                self.same = false;
+                break;
             }
-        } else {
-            PinError::Unreadable {
-                path: path.to_path_buf(),
-                source,
+            let n = piece.len().min(self.end - self.start);
+            if piece[..n] != self.buf[self.start..self.start + n] {
+                self.same = false;
+            }
+            self.start += n;
+            piece = &piece[n..];
+        }
+    }
+
+    /// Read and hash the next piece of the file; `false` at its end or on an error.
+    fn fill(&mut self) -> bool {
+        use std::io::Read;
+        loop {
+            match self.file.read(&mut self.buf[..self.piece]) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.sha.update(&self.buf[..n]);
+                    (self.start, self.end) = (0, n);
+                    return true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.error = Some(e);
+                    return false;
+                }
             }
         }
-    })
+    }
+
+    /// The file's SHA-256 (lowercase hex), read to its end, and whether it held exactly the
+    /// dump: nothing left over after it.
+    fn finish(mut self) -> Result<(String, bool), std::io::Error> {
+        if self.start != self.end {
+            self.same = false;
+        }
+        while self.fill() {
+            self.same = false;
+        }
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok((hex::encode(self.sha.finalize()), self.same)),
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, PinError> {
+    std::fs::read(path).map_err(|e| read_error(path, e))
+}
+
+/// A pin file that cannot be read: missing, or unreadable for another reason.
+fn read_error(path: &Path, source: std::io::Error) -> PinError {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        PinError::Missing {
+            path: path.to_path_buf(),
+        }
+    } else {
+        PinError::Unreadable {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
 }
 
 /// Exactly 64 lowercase hex digits followed by one `\n`.
@@ -349,6 +450,57 @@ mod tests {
         ] {
             assert!(parse_hash(p, bad.as_bytes()).is_err(), "{bad:?}");
         }
+    }
+
+    /// Whether a file of `file` bytes read `piece` bytes at a time holds exactly `pieces`
+    /// concatenated, and its hash.
+    fn pinned(file: &[u8], piece: usize, pieces: &[&[u8]]) -> (String, bool) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, file).expect("write");
+        let mut pinned = PinnedFile::with_piece(std::fs::File::open(&path).expect("open"), piece);
+        for p in pieces {
+            pinned.compare(p);
+        }
+        pinned.finish().expect("read")
+    }
+
+    #[test]
+    fn a_pinned_file_is_compared_and_hashed_whatever_the_pieces() {
+        let file = b"abcdefghij";
+        let splits: [&[&[u8]]; 4] = [
+            &[b"abcdefghij"],
+            &[b"abc", b"", b"defg", b"hij"],
+            &[b"a", b"bcdefghi", b"j"],
+            &[b"abcd", b"efgh", b"ij"],
+        ];
+        for piece in [1, 3, 4, 5, 10, 64] {
+            for split in splits {
+                assert_eq!(
+                    pinned(file, piece, split),
+                    (sha256_hex(file), true),
+                    "{piece} {split:?}"
+                );
+            }
+            // Longer than the dump (also when the dump ends where a read does), shorter, or
+            // different: never the same, and the hash is always the whole file's.
+            for (dump, case) in [
+                (&b"abcdefgh"[..], "file longer"),
+                (b"abcd", "file longer from a read's edge"),
+                (b"abcdefghijk", "file shorter"),
+                (b"abcdefghiJ", "last byte differs"),
+                (b"Abcdefghij", "first byte differs"),
+                (b"", "empty dump"),
+            ] {
+                assert_eq!(
+                    pinned(file, piece, &[dump]),
+                    (sha256_hex(file), false),
+                    "{piece} {case}"
+                );
+            }
+        }
+        assert_eq!(pinned(b"", 4, &[b""]), (sha256_hex(b""), true));
+        assert_eq!(pinned(b"", 4, &[b"a"]), (sha256_hex(b""), false));
     }
 
     #[test]

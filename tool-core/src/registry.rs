@@ -11,18 +11,23 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::context::ToolContext;
-use crate::decl::{is_valid_tool_name, Risk, ScriptLang, ScriptSetup, ToolDecl};
+use crate::decl::{Risk, ScriptLang, ScriptSetup, ToolDecl};
 use crate::outcome::IntoToolOutcome;
 use crate::resource::ResourceType;
-use dump::canonical_dump_of;
 pub use dump::decl_to_json;
 
+mod checks;
 mod dump;
+mod error;
 mod handler;
 mod script_setup;
 pub(crate) mod typed;
 mod validators;
 
+pub use checks::check_decl;
+pub(crate) use checks::check_in_full;
+use checks::{check_and_prepare, schema_property};
+pub use error::RegistryError;
 pub use handler::{ArgumentError, BoxFuture, Handler, PermissionCheck};
 
 /// A tool definition: its declaration plus the code that runs it.
@@ -379,204 +384,6 @@ impl ToolDefBuilder {
     }
 }
 
-/// Why a tool or a registry was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RegistryError {
-    /// A declaration breaks a rule.
-    #[error("tool `{tool}`: {reason}")]
-    InvalidDeclaration {
-        /// The tool.
-        tool: String,
-        /// The broken rule.
-        reason: String,
-    },
-    /// Two tools share a name.
-    #[error("duplicate tool name `{name}`: defined by {first} and by {second}")]
-    DuplicateName {
-        /// The shared name.
-        name: String,
-        /// Where the first definition comes from.
-        first: String,
-        /// Where the second definition comes from.
-        second: String,
-    },
-    /// The registry was built from the inventory and found no `#[tool]` at all.
-    ///
-    /// Almost always the linker: a binary that never names the library declaring its tools does
-    /// not link that library's inventory entries. Naming the crate once, with `use mytools as _;`
-    /// in the binary's `main.rs`, keeps them.
-    #[error(
-        "no `#[tool]` is linked into this program. If your tools live in a library crate, the \
-         linker dropped its tool registrations because the binary never refers to that crate: \
-         add `use mytools as _;` (your tool crate's name) to the binary's `main.rs`. A registry \
-         that is meant to be empty is built with `Registry::builder().build()`"
-    )]
-    NoToolsLinked,
-}
-
-/// Check a declaration against the rules `#[tool]` enforces at compile time.
-pub fn check_decl(decl: &ToolDecl) -> Result<(), RegistryError> {
-    check_and_prepare(decl, true).map(drop)
-}
-
-/// The validators of one declaration: its input schema, and its output schema if it has one.
-type Validators = (validators::Slot, Option<validators::Slot>);
-
-/// Why the registry's own checks of an input schema would refuse `decl`'s, if they would (for
-/// schemas `#[tool]` stated whole, which start-up takes on the macro's word).
-pub(crate) fn check_in_full(decl: &ToolDecl) -> Result<(), String> {
-    check_input_root(decl.input_schema.value())?;
-    prepare_input(decl, false).map(drop)
-}
-
-/// The input schema's root is an object schema and refers to nothing outside itself.
-fn check_input_root(schema: &Value) -> Result<(), String> {
-    let root = schema
-        .as_object()
-        .ok_or_else(|| "the input schema must be a JSON object".to_owned())?;
-    if root.get("type") != Some(&Value::String("object".to_owned())) {
-        return Err(r#"the input schema root must have "type": "object""#.to_owned());
-    }
-    if let Some(r) = find_external_ref(schema) {
-        return Err(format!(
-            "external `$ref` `{r}` is not allowed; only local `#/...` references"
-        ));
-    }
-    Ok(())
-}
-
-/// The input schema's validator, once its defaults and what `decl` declares of its properties
-/// hold.
-fn prepare_input(decl: &ToolDecl, dynamic: bool) -> Result<validators::Slot, String> {
-    let schema = decl.input_schema.value();
-    let validator =
-        validators::prepare(schema, dynamic).map_err(|e| format!("invalid input schema: {e}"))?;
-    validators::check_defaults(&validator, schema)?;
-    for arg in &decl.path_args {
-        if !is_string_property(schema, arg) {
-            return Err(format!(
-                "path argument `{arg}` must be a string property of the input schema"
-            ));
-        }
-    }
-    for arg in &decl.script_args {
-        if !is_string_property(schema, arg) {
-            return Err(format!(
-                "script argument `{arg}` must be a string property of the input schema"
-            ));
-        }
-    }
-    Ok(validator)
-}
-
-/// [`check_decl`], returning the validators it prepared (`dynamic`: a tool built with
-/// [`ToolDef::builder`]; see `validators` for which engine checks what).
-fn check_and_prepare(decl: &ToolDecl, dynamic: bool) -> Result<Validators, RegistryError> {
-    let bad = |reason: String| RegistryError::InvalidDeclaration {
-        tool: decl.name.clone(),
-        reason,
-    };
-    if !is_valid_tool_name(&decl.name) {
-        return Err(bad(format!(
-            "name must match {} (providers reject other names)",
-            tool_rules::TOOL_NAME_PATTERN
-        )));
-    }
-    if decl.description.trim().is_empty() {
-        return Err(bad("a description is required".to_owned()));
-    }
-    // Stated whole by `#[tool]`, which checked at compile time what `check_input_root` and
-    // `prepare_input` check (an object root, no `$ref`, keywords the built-in checker compiles,
-    // no default, path and script arguments of string types): it is built, and its checker
-    // compiled, on first use (a test holds every stated schema to those checks).
-    let stated = decl.input_schema.is_stated() && !dynamic;
-    if !stated {
-        check_input_root(&decl.input_schema).map_err(bad)?;
-    }
-    if let Some(out) = &decl.output_schema {
-        if let Some(r) = find_external_ref(out) {
-            return Err(bad(format!(
-                "external `$ref` `{r}` in the output schema is not allowed"
-            )));
-        }
-    }
-    let validator = if stated {
-        validators::builtin_on_first_use()
-    } else {
-        prepare_input(decl, dynamic).map_err(bad)?
-    };
-    if !decl.script_args.is_empty() && decl.script_lang.is_none() {
-        return Err(bad("script arguments need a script language".to_owned()));
-    }
-    script_setup::check(decl).map_err(bad)?;
-    let output = decl
-        .output_schema
-        .as_ref()
-        .map(|s| {
-            validators::prepare(s, dynamic).map_err(|e| bad(format!("invalid output schema: {e}")))
-        })
-        .transpose()?;
-    Ok((validator, output))
-}
-
-fn find_external_ref(v: &Value) -> Option<String> {
-    // Only containers are walked into: most of a schema's values are strings and numbers.
-    let walk = |val: &Value| match val {
-        Value::Object(_) | Value::Array(_) => find_external_ref(val),
-        _ => None,
-    };
-    match v {
-        Value::Object(m) => m.iter().find_map(|(k, val)| {
-            // The first byte rules out nearly every key before a comparison.
-            if k.starts_with('$') && (k == "$ref" || k == "$dynamicRef") {
-                if let Value::String(s) = val {
-                    if !s.starts_with('#') {
-                        return Some(s.clone());
-                    }
-                }
-            }
-            walk(val)
-        }),
-        Value::Array(a) => a.iter().find_map(walk),
-        _ => None,
-    }
-}
-
-fn schema_property<'a>(schema: &'a Value, name: &str) -> Option<&'a Value> {
-    schema.get("properties")?.get(name)
-}
-
-/// `true` when the property's type is `"string"` (optionally also `"null"`).
-fn is_string_property(schema: &Value, name: &str) -> bool {
-    let Some(prop) = schema_property(schema, name) else {
-        return false;
-    };
-    let is_string_type = |t: &Value| match t {
-        Value::String(s) => s == "string",
-        Value::Array(a) => {
-            a.iter().any(|x| x == "string") && a.iter().all(|x| x == "string" || x == "null")
-        }
-        _ => false,
-    };
-    if let Some(t) = prop.get("type") {
-        return is_string_type(t);
-    }
-    // `Option<T>` may come out as anyOf [{type: string}, {type: null}].
-    if let Some(Value::Array(alts)) = prop.get("anyOf").or_else(|| prop.get("oneOf")) {
-        let mut saw_string = false;
-        for alt in alts {
-            match alt.get("type") {
-                Some(Value::String(s)) if s == "string" => saw_string = true,
-                Some(Value::String(s)) if s == "null" => {}
-                _ => return false,
-            }
-        }
-        return saw_string;
-    }
-    false
-}
-
 /// What `#[tool]`-generated code submits to `inventory`: public only through `__private`.
 pub(crate) mod registration {
     use crate::registry::ToolDef;
@@ -774,7 +581,7 @@ impl Registry {
     /// byte sequence.
     pub fn canonical_dump(&self) -> &[u8] {
         self.dump.get_or_init(|| {
-            canonical_dump_of(
+            dump::canonical_dump_of(
                 self.tools
                     .values()
                     .map(|t| (t.decl(), t.def.canonical_input)),
@@ -786,6 +593,12 @@ impl Registry {
     pub fn fingerprint(&self) -> &str {
         self.fingerprint
             .get_or_init(|| hex::encode(Sha256::digest(self.canonical_dump())))
+    }
+
+    /// Record the fingerprint a pin check found: the SHA-256 of a file holding exactly the
+    /// canonical dump (no effect once it is known).
+    pub(crate) fn know_fingerprint(&self, sha256_hex: String) {
+        let _ = self.fingerprint.set(sha256_hex);
     }
 }
 
