@@ -347,4 +347,8 @@ fn a_schema_path_that_cannot_be_read_refuses_as_unreadable() {
     let err = reg.verify_pin(dir.path()).expect_err("unreadable");
     assert_eq!(err.code(), "pin_unreadable", "{err}");
     assert!(err.to_string().contains(SCHEMA_FILE), "{err}");
+    // Refused for the schema file before the hash file is looked at.
+    std::fs::write(dir.path().join(HASH_FILE), "not a hash").expect("spoil the hash");
+    let err = reg.verify_pin(dir.path()).expect_err("unreadable");
+    assert_eq!(err.code(), "pin_unreadable", "{err}");
 }

@@ -185,9 +185,14 @@ pub fn verify(registry: &Registry, dir: impl AsRef<Path>) -> Result<(), PinError
     let schema_path = dir.join(SCHEMA_FILE);
     let hash_path = dir.join(HASH_FILE);
     let schema = std::fs::File::open(&schema_path).map_err(|e| read_error(&schema_path, e))?;
+    let mut pinned = PinnedFile::new(schema);
+    // The first piece before the hash file: a schema file that cannot be read is refused first.
+    pinned.fill();
+    if let Some(e) = pinned.error.take() {
+        return Err(read_error(&schema_path, e));
+    }
     let hash_text = read(&hash_path)?;
     let expected = parse_hash(&hash_path, &hash_text)?;
-    let mut pinned = PinnedFile::new(schema);
     pinned.compare(registry.canonical_dump());
     let (actual, same) = pinned.finish().map_err(|e| read_error(&schema_path, e))?;
     if actual != expected {
