@@ -184,13 +184,10 @@ pub fn verify(registry: &Registry, dir: impl AsRef<Path>) -> Result<(), PinError
     let dir = dir.as_ref();
     let schema_path = dir.join(SCHEMA_FILE);
     let hash_path = dir.join(HASH_FILE);
-    let schema = std::fs::File::open(&schema_path).map_err(|e| read_error(&schema_path, e))?;
-    let mut pinned = PinnedFile::new(schema);
-    // The first piece before the hash file: a schema file that cannot be read is refused first.
-    pinned.fill();
-    if let Some(e) = pinned.error.take() {
-        return Err(read_error(&schema_path, e));
-    }
+    // Opened, and its first piece read, before the hash file: a schema file that cannot be read
+    // is refused first.
+    let mut pinned =
+        PinnedFile::open(&schema_path, PIECE).map_err(|e| read_error(&schema_path, e))?;
     let hash_text = read(&hash_path)?;
     let expected = parse_hash(&hash_path, &hash_text)?;
     pinned.compare(registry.canonical_dump());
@@ -228,14 +225,11 @@ struct PinnedFile {
 }
 
 impl PinnedFile {
-    fn new(file: std::fs::File) -> PinnedFile {
-        PinnedFile::with_piece(file, PIECE)
-    }
-
-    /// Reading at most `piece` bytes at a time.
-    fn with_piece(file: std::fs::File, piece: usize) -> PinnedFile {
-        PinnedFile {
-            file,
+    /// The file at `path`, opened and its first piece read, to be read at most `piece` bytes at
+    /// a time.
+    fn open(path: &Path, piece: usize) -> std::io::Result<PinnedFile> {
+        let mut pinned = PinnedFile {
+            file: std::fs::File::open(path)?,
             piece: piece.min(PIECE),
             buf: [0; PIECE],
             start: 0,
@@ -243,6 +237,11 @@ impl PinnedFile {
             sha: Sha256::new(),
             same: true,
             error: None,
+        };
+        pinned.fill();
+        match pinned.error.take() {
+            Some(e) => Err(e),
+            None => Ok(pinned),
         }
     }
 
@@ -463,7 +462,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("f");
         std::fs::write(&path, file).expect("write");
-        let mut pinned = PinnedFile::with_piece(std::fs::File::open(&path).expect("open"), piece);
+        let mut pinned = PinnedFile::open(&path, piece).expect("read");
         for p in pieces {
             pinned.compare(p);
         }
