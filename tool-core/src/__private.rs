@@ -90,6 +90,16 @@ pub fn stated_input(make: fn() -> Value) -> InputSchema {
     InputSchema::stated(make)
 }
 
+/// An input schema of user-typed parameters (and no declared default) that `assemble` puts
+/// together: planned now, built on first use, when the registry's checks accept the parts
+/// schemars made for its user types; else built now, for the registry to check whole.
+pub fn assembled_input(assemble: fn(&mut ArgsSchema)) -> InputSchema {
+    match crate::schema::assembled::Assembled::plan(assemble, crate::registry::parts_hold) {
+        Ok(parts) => InputSchema::assembled(parts),
+        Err(value) => InputSchema::from(value),
+    }
+}
+
 /// Whether `A` and `B` are one type: a stated schema holds only for the types it was stated
 /// for, not for a user type of the same name.
 pub fn same_type<A: ?Sized + 'static, B: ?Sized + 'static>() -> bool {
@@ -126,6 +136,53 @@ pub fn stated_schemas_checked_in_full() -> Vec<(String, Result<(), String>)> {
             decl.input_schema.is_stated().then(|| {
                 let checked = crate::registry::check_in_full(decl);
                 (decl.name.clone(), checked)
+            })
+        })
+        .collect()
+}
+
+/// A schema put together on first use, as a test sees it: why the registry's checks of a whole
+/// schema refuse it, if they do, or the built-in checker might not compile it; its canonical text
+/// as the dump writes it from the parts; and as the dump writes its value.
+pub struct AssembledChecked {
+    /// The tool.
+    pub name: String,
+    /// The registry's checks of the whole schema, and the built-in checker's compile.
+    pub checked: Result<(), String>,
+    /// The dump's text, from the parts.
+    pub from_parts: String,
+    /// The dump's text, from the value.
+    pub from_value: String,
+}
+
+/// Each `#[tool]` linked in whose input schema of user types is put together on first use (the
+/// registry checks only the user types' parts at start-up, see `InputSchema`), checked as any
+/// other schema, and its canonical text both ways (a test requires no refusal and one text).
+pub fn assembled_schemas_checked_in_full() -> Vec<AssembledChecked> {
+    use crate::schema::canonical::Pretty;
+    inventory::iter::<ToolRegistration>
+        .into_iter()
+        .filter_map(|reg| {
+            let def = (reg.build)();
+            let decl = def.decl();
+            let parts = decl.input_schema.parts()?;
+            // The dump writes a tool's input schema three levels deep.
+            let mut from_parts = Pretty::at_depth(3, 1024);
+            let written = parts.write_canonical(&mut from_parts);
+            let mut from_value = Pretty::at_depth(3, 1024);
+            from_value.value(decl.input_schema.value());
+            let checked = crate::registry::check_in_full(decl).and_then(|()| {
+                match crate::schema::check::compiles_surely(decl.input_schema.value()) {
+                    true if written => Ok(()),
+                    true => Err("the parts were not written".to_owned()),
+                    false => Err("the built-in checker may not compile it".to_owned()),
+                }
+            });
+            Some(AssembledChecked {
+                name: decl.name.clone(),
+                checked,
+                from_parts: from_parts.into_text(),
+                from_value: from_value.into_text(),
             })
         })
         .collect()

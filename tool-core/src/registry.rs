@@ -25,8 +25,8 @@ pub(crate) mod typed;
 mod validators;
 
 pub use checks::check_decl;
-pub(crate) use checks::check_in_full;
 use checks::{check_and_prepare, schema_property};
+pub(crate) use checks::{check_in_full, parts_hold};
 pub use error::RegistryError;
 pub use handler::{ArgumentError, BoxFuture, Handler, PermissionCheck};
 
@@ -474,6 +474,9 @@ impl RegistryBuilder {
     /// [`RegistryError::NoToolsLinked`].
     pub fn with_inventory_where(mut self, keep: impl Fn(&str) -> bool) -> Self {
         self.inventory = true;
+        // Sized once: a declaration is large, and each doubling would move every one so far.
+        self.defs
+            .reserve(inventory::iter::<ToolRegistration>.into_iter().count());
         for reg in inventory::iter::<ToolRegistration> {
             if keep(reg.module_path) {
                 let mut def = (reg.build)();

@@ -493,7 +493,7 @@ fn the_canonical_text_written_for_a_stated_schema_is_its_dump() {
     );
 }
 
-/// schemars' share of a schema is made once per sequence of user types and copied for the
+/// schemars' share of a schema is made once per sequence of user types and shared by the
 /// others: a schema made from the kept share is the one made afresh, for every tool, whichever
 /// tool of a sequence comes first and however many threads make them at once.
 #[test]
@@ -600,4 +600,61 @@ fn schemas_stated_whole_pass_the_registry_checks_and_wait_for_first_use() {
         assert_eq!(decl.input_schema["type"], "object", "`{name}`");
     }
     assert_eq!(unbuilt(&registry), 0);
+}
+
+/// A schema of user types without a declared default is put together on first use: at
+/// start-up the registry checks only what schemars made of the user types, and the dump is
+/// written from the parts. Each such schema passes every check the registry makes of a whole
+/// schema, the built-in checker surely compiles it, its dump from the parts is the dump of its
+/// value, and collecting, checking, pinning and dumping the registry builds none of them.
+#[test]
+fn schemas_put_together_from_parts_pass_the_checks_and_dump_as_their_values() {
+    let assembled = tool_core::__private_0_1_0::assembled_schemas_checked_in_full();
+    let mut names: Vec<&str> = assembled.iter().map(|a| a.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "alike_first_first",
+            "alike_other_first",
+            "alike_other_first_again",
+            "user_type_alone",
+            "user_type_optional",
+            "user_type_shared",
+            "user_types",
+        ]
+    );
+    for a in &assembled {
+        assert_eq!(a.checked, Ok(()), "`{}`", a.name);
+        assert_eq!(a.from_parts, a.from_value, "`{}`", a.name);
+    }
+
+    let registry = tool_core::Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("registry");
+    let dir = tempfile::tempdir().expect("tempdir");
+    tool_core::pin::write(&registry, dir.path()).expect("pin");
+    registry.verify_pin(dir.path()).expect("pin holds");
+    let unbuilt = |r: &tool_core::Registry| {
+        r.iter()
+            .filter(|t| t.decl().input_schema.is_assembled() && !t.decl().input_schema.is_built())
+            .count()
+    };
+    assert_eq!(unbuilt(&registry), assembled.len());
+    // Built, each is the schema schemars derives, and a call is checked against it.
+    let derived = schemas();
+    for a in &assembled {
+        let decl = registry.get(&a.name).expect("registered").decl();
+        let (_, _, schemars) = derived.iter().find(|t| t.0 == a.name).expect("derived");
+        assert_eq!(decl.input_schema.value(), schemars, "`{}`", a.name);
+    }
+    assert_eq!(unbuilt(&registry), 0);
+    let tool = registry.get("user_type_alone").expect("registered");
+    assert!(tool
+        .validator()
+        .is_valid(&serde_json::json!({"strategy": "rolling"})));
+    assert!(!tool
+        .validator()
+        .is_valid(&serde_json::json!({"strategy": "sideways"})));
 }

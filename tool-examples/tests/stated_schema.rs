@@ -40,3 +40,32 @@ fn example_schemas_stated_whole_pass_the_registry_checks() {
         assert_eq!(checked, Ok(()), "`{name}`");
     }
 }
+
+/// The example schemas with user types and no declared default, put together on first use:
+/// each passes every check the registry makes of a whole schema, and the dump written from its
+/// parts is the dump of its value.
+#[test]
+fn example_schemas_put_together_from_parts_pass_the_checks_and_dump_as_their_values() {
+    let registry = tool_examples::registry().expect("the example registry is valid");
+    let assembled: Vec<_> = tool_core::__private_0_1_0::assembled_schemas_checked_in_full()
+        .into_iter()
+        .filter(|a| registry.get(&a.name).is_some())
+        .collect();
+    let names: Vec<&str> = assembled.iter().map(|a| a.name.as_str()).collect();
+    assert!(!names.is_empty(), "no example is put together from parts");
+    for a in &assembled {
+        assert_eq!(a.checked, Ok(()), "`{}`", a.name);
+        assert_eq!(a.from_parts, a.from_value, "`{}`", a.name);
+        assert!(
+            registry
+                .get(&a.name)
+                .expect("registered")
+                .decl()
+                .input_schema
+                .is_assembled(),
+            "`{}`",
+            a.name
+        );
+    }
+    eprintln!("put together from parts: {names:?}");
+}

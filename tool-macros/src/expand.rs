@@ -271,6 +271,11 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
     let open_world = attrs.open_world;
     let unix_sockets: Vec<&String> = attrs.unix_sockets.iter().map(|s| &s.value).collect();
     let script_args = attrs.script_args().iter().map(|s| &s.value);
+    let script_names: Vec<String> = attrs
+        .script_args()
+        .iter()
+        .map(|s| s.value.clone())
+        .collect();
     let script_lang = match attrs.script_lang.as_ref().map(|l| l.value) {
         Some(ScriptLang::Bash) => quote!(::core::option::Option::Some(#pv::ScriptLang::Bash)),
         Some(ScriptLang::Python) => quote!(::core::option::Option::Some(#pv::ScriptLang::Python)),
@@ -327,7 +332,7 @@ fn generate(attrs: &Attrs, tool: &Tool<'_>, func: &ItemFn) -> TokenStream {
                 let __args = __Args { #(#extract,)* };
                 #(#bindings)*
             },
-            input_schema(&pv, tool, &guarded, &schema_defaults),
+            input_schema(&pv, tool, &guarded, &schema_defaults, &script_names),
             quote!(::core::option::Option::Some(__derived_schema)),
         ),
         Some(schema) => {
@@ -481,6 +486,7 @@ fn input_schema(
     tool: &Tool<'_>,
     guarded: &[String],
     defaults: &[TokenStream],
+    script_args: &[String],
 ) -> TokenStream {
     let derived = quote!(#pv::InputSchema::from(__derived_schema()));
     let Some(stated) = crate::stated::stated(tool, guarded) else {
@@ -507,6 +513,28 @@ fn input_schema(
             }
         }};
     }
+    // Put together from parts, without declared defaults: on first use, when the registry
+    // accepts what schemars made of the user types (a script argument of a user type leaves
+    // its string type to the registry's check of the whole schema).
+    let script_derived = stated.parts.iter().any(|(name, part)| {
+        matches!(part, crate::stated::Part::Derived(..)) && script_args.contains(name)
+    });
+    if root.is_none() && defaults.is_empty() && !script_derived {
+        if let Some(steps) = assembly_steps(pv, &stated.parts, true) {
+            return quote! {{
+                #[allow(unused_imports)]
+                use #pv::{DerivedProperty as _, NoSchema as _};
+                fn __assemble(__schema: &mut #pv::ArgsSchema) {
+                    #(#steps)*
+                }
+                if true #(&& #same)* {
+                    #pv::assembled_input(__assemble)
+                } else {
+                    #derived
+                }
+            }};
+        }
+    }
     let value = match root {
         Some(root) => crate::stated::build(pv, &root),
         None => assembled(pv, &stated.parts),
@@ -531,18 +559,7 @@ fn input_schema(
 /// reports it.
 fn assembled(pv: &TokenStream, parts: &[(String, crate::stated::Part)]) -> TokenStream {
     let n = parts.len();
-    let steps = parts.iter().map(|(name, part)| match part {
-        crate::stated::Part::Stated(node, required) => {
-            let node = crate::stated::build(pv, node);
-            quote!(__schema.stated(#name, #required, #node);)
-        }
-        crate::stated::Part::Derived(ty, description) => {
-            let description = description.as_deref().unwrap_or_default();
-            quote! {
-                (&#pv::SchemaOf::<#ty>::new()).property(&mut __schema, #name, #description);
-            }
-        }
-    });
+    let steps = assembly_steps(pv, parts, false).unwrap_or_default();
     quote! {{
         #[allow(unused_imports)]
         use #pv::{DerivedProperty as _, NoSchema as _};
@@ -550,6 +567,41 @@ fn assembled(pv: &TokenStream, parts: &[(String, crate::stated::Part)]) -> Token
         #(#steps)*
         __schema.finish()
     }}
+}
+
+/// The steps that put an input schema together on `__schema` (an `ArgsSchema`, or a `&mut`
+/// to one when `planned`), a parameter each. Planned, a stated node comes with its canonical
+/// text for the dump and is built only when the schema is (`None` when a node has no such
+/// text).
+fn assembly_steps(
+    pv: &TokenStream,
+    parts: &[(String, crate::stated::Part)],
+    planned: bool,
+) -> Option<Vec<TokenStream>> {
+    let schema = if planned {
+        quote!(__schema)
+    } else {
+        quote!(&mut __schema)
+    };
+    parts
+        .iter()
+        .map(|(name, part)| match part {
+            crate::stated::Part::Stated(node, required) => {
+                let built = crate::stated::build(pv, node);
+                if !planned {
+                    return Some(quote!(__schema.stated(#name, #required, #built);));
+                }
+                let text = crate::stated::canonical_property(node)?;
+                Some(quote!(__schema.stated_part(#name, #required, #text, || #built);))
+            }
+            crate::stated::Part::Derived(ty, description) => {
+                let description = description.as_deref().unwrap_or_default();
+                Some(quote! {
+                    (&#pv::SchemaOf::<#ty>::new()).property(#schema, #name, #description);
+                })
+            }
+        })
+        .collect()
 }
 
 /// `__derived_schema`: the input schema by schemars alone, declared defaults added.
@@ -651,6 +703,22 @@ mod tests {
                 fn add(a: i64, b: Point) -> i64 { a }
             },
         );
+        // Put together on first use: planned from the steps, the stated node with its text.
+        assert!(out.contains("assembled_input (__assemble)"), "{out}");
+        assert!(out.contains("stated_part (\"a\" , true ,"), "{out}");
+        assert!(
+            out.contains("SchemaOf :: < Point > :: new ()) . property (__schema , \"b\" , \"\")"),
+            "{out}"
+        );
+        assert!(out.contains("__derived_schema ()"), "{out}");
+        // With a declared default, put together at start-up.
+        let out = expand(
+            quote!(risk = "safe"),
+            quote! {
+                /// Add.
+                fn add(#[arg(default = 1)] a: i64, b: Point) -> i64 { a }
+            },
+        );
         assert!(out.contains("ArgsSchema :: new (2usize)"), "{out}");
         assert!(
             out.contains(
@@ -658,7 +726,7 @@ mod tests {
             ),
             "{out}"
         );
-        assert!(out.contains("__derived_schema ()"), "{out}");
+        assert!(!out.contains("assembled_input"), "{out}");
     }
 
     #[test]

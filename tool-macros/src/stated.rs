@@ -216,8 +216,19 @@ const DUMP_DEPTH: usize = 3;
 /// level, serde_json's pretty form (two-space indent) indented to [`DUMP_DEPTH`] (JSON text has
 /// no newline but between tokens), no trailing newline.
 pub(crate) fn canonical(value: &Value) -> Option<String> {
+    canonical_at(value, DUMP_DEPTH)
+}
+
+/// A node of a tool's input schema's `properties` as the canonical dump writes it in place:
+/// two levels below the schema (its object, then `properties`).
+pub(crate) fn canonical_property(node: &Value) -> Option<String> {
+    canonical_at(node, DUMP_DEPTH + 2)
+}
+
+/// `value` written canonically `depth` levels deep in the dump.
+fn canonical_at(value: &Value, depth: usize) -> Option<String> {
     let text = serde_json::to_string_pretty(&sorted(value)).ok()?;
-    Some(text.replace('\n', &format!("\n{}", "  ".repeat(DUMP_DEPTH))))
+    Some(text.replace('\n', &format!("\n{}", "  ".repeat(depth))))
 }
 
 /// `value` with each object's entries inserted in key order (the order a map keeps, with

@@ -1,10 +1,13 @@
 //! A tool's input schema: a JSON value, or, for a schema `#[tool]` stated whole at compile
-//! time, the function that builds it, run on first use.
+//! time, the function that builds it, run on first use; or, for one of user-typed parameters,
+//! its parts, put together on first use.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
+
+use crate::schema::assembled::Assembled;
 
 /// The JSON Schema of a tool's arguments. Reads as a [`serde_json::Value`] (it dereferences to
 /// one); made from one with `Value::into()` / [`InputSchema::from`].
@@ -14,10 +17,25 @@ use serde_json::Value;
 /// proved at compile time what the registry checks of it (an object root, string path and
 /// script arguments, keywords the built-in checker compiles, no `$ref`), and wrote its
 /// canonical text for the pin. Reading it, or changing it, builds it.
+///
+/// A schema with parameters of user types and no declared default is put together on first use
+/// too: the registry checked at start-up what schemars made of the user types (once per
+/// sequence of them), and the dump writes it from its parts.
 pub struct InputSchema {
     value: OnceLock<Value>,
-    /// Builds the value `#[tool]` stated; `None` once the schema was changed or came as a value.
-    stated: Option<fn() -> Value>,
+    /// How the value is made on first use; [`Source::Given`] once the schema was changed or
+    /// when it came as a value.
+    source: Source,
+}
+
+/// Where an [`InputSchema`]'s value comes from.
+#[derive(Clone)]
+enum Source {
+    Given,
+    /// The function `#[tool]` stated the whole schema in.
+    Stated(fn() -> Value),
+    /// The parts of a schema with user types.
+    Assembled(Arc<Assembled>),
 }
 
 impl InputSchema {
@@ -26,32 +44,57 @@ impl InputSchema {
     pub(crate) fn stated(make: fn() -> Value) -> Self {
         InputSchema {
             value: OnceLock::new(),
-            stated: Some(make),
+            source: Source::Stated(make),
+        }
+    }
+
+    /// A schema of user-typed parameters whose parts the registry's checks accepted, put
+    /// together on first use (through `__private::assembled_input`).
+    pub(crate) fn assembled(parts: Assembled) -> Self {
+        InputSchema {
+            value: OnceLock::new(),
+            source: Source::Assembled(Arc::new(parts)),
+        }
+    }
+
+    /// The value, made from the source.
+    fn make(source: &Source) -> Value {
+        match source {
+            Source::Given => Value::Null,
+            Source::Stated(make) => make(),
+            Source::Assembled(parts) => parts.value(),
         }
     }
 
     /// The schema as a value (built now if it was not yet).
     pub fn value(&self) -> &Value {
-        self.value.get_or_init(|| match self.stated {
-            Some(make) => make(),
-            None => Value::Null,
-        })
+        self.value.get_or_init(|| Self::make(&self.source))
     }
 
     /// The schema, owned.
     pub fn into_value(self) -> Value {
-        let InputSchema { mut value, stated } = self;
-        match (value.take(), stated) {
-            (Some(v), _) => v,
-            (None, Some(make)) => make(),
-            (None, None) => Value::Null,
-        }
+        let InputSchema { mut value, source } = self;
+        value.take().unwrap_or_else(|| Self::make(&source))
     }
 
     /// Whether `#[tool]` stated this schema whole (built on first use) and it was not changed
     /// since.
     pub fn is_stated(&self) -> bool {
-        self.stated.is_some()
+        matches!(self.source, Source::Stated(_))
+    }
+
+    /// Whether this is a schema of user-typed parameters put together on first use, unchanged
+    /// since.
+    pub fn is_assembled(&self) -> bool {
+        matches!(self.source, Source::Assembled(_))
+    }
+
+    /// The parts of a schema put together on first use, unchanged since.
+    pub(crate) fn parts(&self) -> Option<&Assembled> {
+        match &self.source {
+            Source::Assembled(parts) => Some(parts),
+            _ => None,
+        }
     }
 
     /// Whether the value was built yet (tests, benches: start-up must not build it).
@@ -65,7 +108,7 @@ impl From<Value> for InputSchema {
     fn from(value: Value) -> Self {
         InputSchema {
             value: OnceLock::from(value),
-            stated: None,
+            source: Source::Given,
         }
     }
 }
@@ -88,7 +131,7 @@ impl DerefMut for InputSchema {
     /// A changed schema is no longer the one `#[tool]` stated: the registry checks it in full.
     fn deref_mut(&mut self) -> &mut Value {
         self.value();
-        self.stated = None;
+        self.source = Source::Given;
         self.value.get_mut().expect("built above")
     }
 }
@@ -97,7 +140,7 @@ impl Clone for InputSchema {
     fn clone(&self) -> Self {
         InputSchema {
             value: self.value.clone(),
-            stated: self.stated,
+            source: self.source.clone(),
         }
     }
 }

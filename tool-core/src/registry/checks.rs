@@ -21,6 +21,21 @@ pub(crate) fn check_in_full(decl: &ToolDecl) -> Result<(), String> {
     prepare_input(decl, false).map(drop)
 }
 
+/// Whether the registry takes a schema whose user types' parts are those of `probe` (the
+/// nodes as its properties, their `$defs`; see `schema::assembled`) on their word, building it
+/// and compiling its checker on first use: what `check_input_root` and `prepare_input` check
+/// of the whole schema holds of the parts, the checker surely compiles them, and no node has a
+/// default. (`#[tool]` vouches for the other nodes, as for a schema it states whole.)
+pub(crate) fn parts_hold(probe: &Value) -> bool {
+    let defaulted = |node: &Value| node.get("default").is_some();
+    check_input_root(probe).is_ok()
+        && crate::schema::check::compiles_surely(probe)
+        && probe
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|props| !props.values().any(defaulted))
+}
+
 /// The input schema's root is an object schema and refers to nothing outside itself.
 fn check_input_root(schema: &Value) -> Result<(), String> {
     let root = schema
@@ -83,8 +98,9 @@ pub(super) fn check_and_prepare(
     // Stated whole by `#[tool]`, which checked at compile time what `check_input_root` and
     // `prepare_input` check (an object root, no `$ref`, keywords the built-in checker compiles,
     // no default, path and script arguments of string types): it is built, and its checker
-    // compiled, on first use (a test holds every stated schema to those checks).
-    let stated = decl.input_schema.is_stated() && !dynamic;
+    // compiled, on first use (a test holds every stated schema to those checks). Put together
+    // from parts: the same, the user types' parts checked by `parts_hold`.
+    let stated = (decl.input_schema.is_stated() || decl.input_schema.is_assembled()) && !dynamic;
     if !stated {
         check_input_root(&decl.input_schema).map_err(bad)?;
     }

@@ -101,9 +101,11 @@ fn decl(w: &mut Pretty, d: &ToolDecl, input: Option<&str>) {
     w.key(false, "idempotent");
     w.bool(d.is_idempotent());
     w.key(false, "input_schema");
-    match input {
+    match (input, d.input_schema.parts()) {
         // The depth `#[tool]` writes the text for: the root, `tools`, this object.
-        Some(text) if w.depth() == 3 => w.raw(text),
+        (Some(text), _) if w.depth() == 3 => w.raw(text),
+        // Written from its parts, at that depth only.
+        (_, Some(parts)) if parts.write_canonical(w) => {}
         _ => w.value(&d.input_schema),
     }
     w.key(false, "name");

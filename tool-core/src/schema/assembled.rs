@@ -5,9 +5,15 @@
 //! tool, sees nothing but them (the stated nodes never touch it), and names, deduplicates and
 //! orders `$defs` from their `schema_id`s, which are what schemars itself takes a type's identity
 //! to be. So the nodes and `$defs` made for one sequence of user types are kept, process-wide, and
-//! the other tools with that sequence copy them instead of running schemars again; only their
+//! the other tools with that sequence share them instead of running schemars again; only their
 //! descriptions are their own. Tools of one program often share argument types (a filter, a
-//! page, a mode enum); a copy costs about half of what schemars does.
+//! page, a mode enum).
+//!
+//! A schema without declared defaults is not even put together at start-up ([`Assembled`]): the
+//! registry checks the parts schemars made once per sequence, `#[tool]` vouches for the nodes it
+//! stated, and the canonical dump is written from the parts (the stated nodes' text written at
+//! compile time, the sequence's `$defs` text written once). The value is put together on first
+//! use, from the same parts.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -16,6 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
+use super::canonical::Pretty;
 use super::integers::state_integer_bounds;
 
 /// The generator of every `#[tool]` schema: Draft 2020-12, `$defs`.
@@ -28,15 +35,20 @@ type Key = Vec<Cow<'static, str>>;
 
 /// What schemars made for one sequence of user types: each type's node as `subschema_for`
 /// returned it (no description yet), and the `$defs` they brought, integer bounds stated.
-#[derive(Clone)]
 struct Derived {
     nodes: Vec<Schema>,
-    defs: Map<String, Value>,
+    /// A schema of the same root as a tool's: the nodes as its properties (each described, as
+    /// a tool may describe them) and the `$defs`, when there are any. What the registry's
+    /// checks see of the parts.
+    probe: Value,
+    /// Decided once: whether the registry may take these parts on their word (`Some`), with
+    /// the `$defs` written canonically at the depth of a tool's `$defs` in the dump.
+    vouched: OnceLock<Option<Box<str>>>,
 }
 
-/// Every sequence met: `None` while only one tool had it, then what schemars made for it.
-fn cache() -> &'static Mutex<HashMap<Key, Option<Arc<Derived>>>> {
-    static CACHE: OnceLock<Mutex<HashMap<Key, Option<Arc<Derived>>>>> = OnceLock::new();
+/// Every sequence met, and what schemars made for it.
+fn cache() -> &'static Mutex<HashMap<Key, Arc<Derived>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Key, Arc<Derived>>>> = OnceLock::new();
     CACHE.get_or_init(Mutex::default)
 }
 
@@ -55,6 +67,16 @@ struct Pending {
     make: fn(&mut SchemaGenerator) -> Schema,
 }
 
+/// One parameter of a schema planned for [`Assembled`]: its name, whether it is required, and
+/// the canonical text `#[tool]` wrote for its stated node (`None`: a user type's, made by
+/// schemars; the `n`th such part has the `n`th derived node).
+#[derive(Clone, Copy)]
+struct Part {
+    name: &'static str,
+    required: bool,
+    text: Option<&'static str>,
+}
+
 /// The input schema of a tool assembled per parameter. The result is what schemars makes of the
 /// whole argument struct (`__private::input_schema`), key for key (a differential test compares
 /// the two): the root's keys in the order schemars and the removal of `title` leave them.
@@ -62,6 +84,9 @@ pub struct ArgsSchema {
     properties: Map<String, Value>,
     required: Vec<Value>,
     pending: Vec<Pending>,
+    /// `Some` while only planning ([`Assembled`]): each step records its part, nothing is
+    /// built.
+    plan: Option<Vec<Part>>,
 }
 
 impl ArgsSchema {
@@ -71,6 +96,17 @@ impl ArgsSchema {
             properties: Map::with_capacity(params),
             required: Vec::with_capacity(params),
             pending: Vec::new(),
+            plan: None,
+        }
+    }
+
+    /// A plan: the steps record their parts and build nothing.
+    fn planning() -> Self {
+        ArgsSchema {
+            properties: Map::new(),
+            required: Vec::new(),
+            pending: Vec::new(),
+            plan: Some(Vec::new()),
         }
     }
 
@@ -82,14 +118,43 @@ impl ArgsSchema {
         }
     }
 
+    /// A parameter whose node `#[tool]` stated, in a schema put together on first use: `text`
+    /// is the node's canonical text as the dump writes it in place (at the depth of a tool's
+    /// input schema's properties); `node` builds it, only when the schema is built.
+    pub fn stated_part(
+        &mut self,
+        name: &'static str,
+        required: bool,
+        text: &'static str,
+        node: impl FnOnce() -> Value,
+    ) {
+        match &mut self.plan {
+            Some(plan) => plan.push(Part {
+                name,
+                required,
+                text: Some(text),
+            }),
+            None => self.stated(name, required, node()),
+        }
+    }
+
     /// A parameter of a user type `T`, as schemars' derive adds a field: required unless an
     /// `Option`; its node comes in `finish`, from the shared generator.
     fn derived<T: JsonSchema + ?Sized>(&mut self, name: &'static str, description: &'static str) {
-        self.properties.insert(name.to_owned(), Value::Null);
         // What the derive asks to leave a field out of `required`.
         #[allow(clippy::used_underscore_items)]
-        if !T::_schemars_private_is_option() {
-            self.required.push(Value::String(name.to_owned()));
+        let required = !T::_schemars_private_is_option();
+        if let Some(plan) = &mut self.plan {
+            plan.push(Part {
+                name,
+                required,
+                text: None,
+            });
+        } else {
+            self.properties.insert(name.to_owned(), Value::Null);
+            if required {
+                self.required.push(Value::String(name.to_owned()));
+            }
         }
         self.pending.push(Pending {
             name,
@@ -101,27 +166,26 @@ impl ArgsSchema {
 
     /// The finished input schema.
     pub fn finish(self) -> Value {
+        let derived = (!self.pending.is_empty()).then(|| derive(&self.pending));
+        self.finish_with(derived.as_deref())
+    }
+
+    /// The finished input schema, its user types' nodes and `$defs` copied from `derived`
+    /// (what schemars made for this schema's sequence of user types).
+    fn finish_with(self, derived: Option<&Derived>) -> Value {
         let ArgsSchema {
             mut properties,
             required,
             pending,
+            plan: _,
         } = self;
-        let derived = (!pending.is_empty()).then(|| derive(&pending));
-        let defs = derived.map(|Derived { nodes, defs }| {
-            for (p, mut node) in pending.iter().zip(nodes) {
-                if !p.description.is_empty() {
-                    node.insert(
-                        "description".to_owned(),
-                        Value::String(p.description.to_owned()),
-                    );
-                }
-                let mut node = node.to_value();
-                state_integer_bounds(&mut node);
+        let defs = derived.map(|derived| {
+            for (p, node) in pending.iter().zip(&derived.nodes) {
                 if let Some(slot) = properties.get_mut(p.name) {
-                    *slot = node;
+                    *slot = described(node, p.description);
                 }
             }
-            defs
+            derived.defs().cloned()
         });
         let mut root = Map::with_capacity(6);
         root.insert("type".to_owned(), Value::String("object".to_owned()));
@@ -130,53 +194,188 @@ impl ArgsSchema {
         if !required.is_empty() {
             root.insert("required".to_owned(), Value::Array(required));
         }
-        if let Some(defs) = defs.filter(|d| !d.is_empty()) {
+        if let Some(defs) = defs.flatten().filter(|d| !d.is_empty()) {
             root.insert("$defs".to_owned(), Value::Object(defs));
         }
-        root.insert(
-            "$schema".to_owned(),
-            Value::String("https://json-schema.org/draft/2020-12/schema".to_owned()),
-        );
+        root.insert("$schema".to_owned(), Value::String(DRAFT.to_owned()));
         Value::Object(root)
     }
 }
 
-/// schemars' nodes and `$defs` for the pending parameters' types. A sequence is kept from its
-/// second tool on: a copy costs about half of what schemars does, so a sequence met once is not
-/// copied into the cache at all (a program whose tools share no type pays a look-up per tool).
-fn derive(pending: &[Pending]) -> Derived {
+/// A user type's node as a tool's property: its description inserted (when it has one), its
+/// integer bounds stated.
+fn described(node: &Schema, description: &str) -> Value {
+    let mut node = node.clone();
+    if !description.is_empty() {
+        node.insert(
+            "description".to_owned(),
+            Value::String(description.to_owned()),
+        );
+    }
+    let mut node = node.to_value();
+    state_integer_bounds(&mut node);
+    node
+}
+
+/// schemars' nodes and `$defs` for the pending parameters' types, made once per sequence and
+/// shared from then on.
+fn derive(pending: &[Pending]) -> Arc<Derived> {
     let key: Key = pending.iter().map(|p| p.id.clone()).collect();
-    let keep = {
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        match cache.get(&key) {
-            Some(Some(kept)) => Err(Arc::clone(kept)),
-            Some(None) => Ok(true),
-            None => {
-                cache.insert(key.clone(), None);
-                Ok(false)
-            }
-        }
-    };
-    // Copied outside the lock.
-    let keep = match keep {
-        Err(kept) => return Derived::clone(&kept),
-        Ok(keep) => keep,
-    };
+    if let Some(kept) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Arc::clone(kept);
+    }
     // Made outside the lock: a type's `json_schema` is user code. Two threads that make the
-    // same sequence at once make the same thing; the first kept stays.
+    // same sequence at once make the same thing; the first kept stays, and both use it.
     let mut generator = generator();
     let nodes = pending.iter().map(|p| (p.make)(&mut generator)).collect();
     let mut defs = generator.take_definitions(false);
     defs.values_mut().for_each(state_integer_bounds);
-    let made = Derived { nodes, defs };
-    if keep {
-        let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
-        let slot = cache.entry(key).or_insert(None);
-        if slot.is_none() {
-            *slot = Some(Arc::new(made.clone()));
+    let made = Arc::new(Derived::new(nodes, defs));
+    let mut cache = cache().lock().unwrap_or_else(|e| e.into_inner());
+    Arc::clone(cache.entry(key).or_insert(made))
+}
+
+/// The URI of the Draft every `#[tool]` schema declares.
+const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+impl Derived {
+    fn new(nodes: Vec<Schema>, defs: Map<String, Value>) -> Derived {
+        let properties: Map<String, Value> = (nodes.iter().enumerate())
+            .map(|(i, node)| (i.to_string(), described(node, "a parameter")))
+            .collect();
+        let mut root = Map::with_capacity(5);
+        root.insert("type".to_owned(), Value::String("object".to_owned()));
+        root.insert("additionalProperties".to_owned(), Value::Bool(false));
+        root.insert("properties".to_owned(), Value::Object(properties));
+        if !defs.is_empty() {
+            root.insert("$defs".to_owned(), Value::Object(defs));
+        }
+        root.insert("$schema".to_owned(), Value::String(DRAFT.to_owned()));
+        Derived {
+            nodes,
+            probe: Value::Object(root),
+            vouched: OnceLock::new(),
         }
     }
-    made
+
+    /// The `$defs`, when there are any.
+    fn defs(&self) -> Option<&Map<String, Value>> {
+        self.probe.get("$defs").and_then(Value::as_object)
+    }
+
+    /// Whether `vouch` accepts these parts (given [`Derived::probe`]), asked once per
+    /// sequence. `Some`: the `$defs`' canonical text (empty when there are none).
+    fn vouched(&self, vouch: fn(&Value) -> bool) -> Option<&str> {
+        let text = self.vouched.get_or_init(|| {
+            vouch(&self.probe).then(|| {
+                let Some(defs) = self.probe.get("$defs") else {
+                    return Box::default();
+                };
+                // A tool's `$defs` in the dump: the root, `tools`, the tool, its input schema.
+                let mut w = Pretty::at_depth(4, 256);
+                w.value(defs);
+                w.into_text().into_boxed_str()
+            })
+        });
+        text.as_deref()
+    }
+}
+
+/// The input schema of a `#[tool]` with user-typed parameters and no declared default, put
+/// together on first use: planned at start-up (each parameter's name, whether it is required,
+/// the text `#[tool]` wrote for a stated node), with what schemars made for its sequence of user
+/// types. The canonical dump writes it from these parts; the value is built by `assemble` from
+/// them, the same parts, so what was pinned is what is checked.
+pub(crate) struct Assembled {
+    assemble: fn(&mut ArgsSchema),
+    parts: Vec<Part>,
+    /// The derived parts' descriptions, in order.
+    descriptions: Vec<&'static str>,
+    derived: Arc<Derived>,
+}
+
+impl Assembled {
+    /// Plan the schema `assemble` puts together. `Err`: the schema built now, because `vouch`
+    /// does not accept the parts schemars made (the registry then checks the whole schema).
+    pub(crate) fn plan(
+        assemble: fn(&mut ArgsSchema),
+        vouch: fn(&Value) -> bool,
+    ) -> Result<Assembled, Value> {
+        let mut plan = ArgsSchema::planning();
+        assemble(&mut plan);
+        let derived = derive(&plan.pending);
+        if derived.vouched(vouch).is_none() {
+            let mut schema = ArgsSchema::new(plan.pending.len());
+            assemble(&mut schema);
+            return Err(schema.finish_with(Some(&derived)));
+        }
+        Ok(Assembled {
+            assemble,
+            parts: plan.plan.unwrap_or_default(),
+            descriptions: plan.pending.iter().map(|p| p.description).collect(),
+            derived,
+        })
+    }
+
+    /// The schema's value.
+    pub(crate) fn value(&self) -> Value {
+        let mut schema = ArgsSchema::new(self.parts.len());
+        (self.assemble)(&mut schema);
+        schema.finish_with(Some(&self.derived))
+    }
+
+    /// Write the schema canonically, as `w.value(&self.value())` would, at the depth of a tool's
+    /// input schema in the dump (the only depth the stated nodes' texts were written for).
+    /// `false`, with nothing written, at any other depth.
+    pub(crate) fn write_canonical(&self, w: &mut Pretty) -> bool {
+        let Some(defs) = self.derived.vouched.get().and_then(|t| t.as_deref()) else {
+            return false;
+        };
+        if w.depth() != 3 {
+            return false;
+        }
+        w.open(b'{');
+        let defs_written = self.derived.defs().is_some();
+        if defs_written {
+            w.key(true, "$defs");
+            w.raw(defs);
+        }
+        w.key(!defs_written, "$schema");
+        w.string(DRAFT);
+        w.key(false, "additionalProperties");
+        w.bool(false);
+        w.key(false, "properties");
+        // Each part with its derived node's index, sorted by name.
+        let mut sorted: Vec<(Part, usize)> = Vec::with_capacity(self.parts.len());
+        let mut derived = 0;
+        for part in &self.parts {
+            sorted.push((*part, derived));
+            derived += usize::from(part.text.is_none());
+        }
+        sorted.sort_unstable_by(|a, b| a.0.name.cmp(b.0.name));
+        w.open(b'{');
+        for (i, (part, d)) in sorted.iter().enumerate() {
+            w.key(i == 0, part.name);
+            match part.text {
+                Some(text) => w.raw(text),
+                None => w.value(&described(&self.derived.nodes[*d], self.descriptions[*d])),
+            }
+        }
+        w.close(b'}', !sorted.is_empty());
+        if self.parts.iter().any(|p| p.required) {
+            w.key(false, "required");
+            w.open(b'[');
+            for (i, part) in self.parts.iter().filter(|p| p.required).enumerate() {
+                w.item(i == 0);
+                w.string(part.name);
+            }
+            w.close(b']', true);
+        }
+        w.key(false, "type");
+        w.string("object");
+        w.close(b'}', true);
+        true
+    }
 }
 
 /// Names a parameter type for [`DerivedProperty`] (or, without `JsonSchema`, [`NoSchema`]).

@@ -46,6 +46,22 @@ impl Pretty {
         }
     }
 
+    /// A writer of a value that sits `depth` levels deep in a document (its lines indented to
+    /// match), for text copied in there with [`Pretty::raw`].
+    pub(crate) fn at_depth(depth: usize, capacity: usize) -> Self {
+        Pretty {
+            out: Vec::with_capacity(capacity),
+            depth,
+        }
+    }
+
+    /// The text written, without a trailing newline.
+    pub(crate) fn into_text(self) -> String {
+        // Only `str`s and ASCII are ever written.
+        String::from_utf8(self.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
     /// The bytes written, with the trailing newline.
     pub(crate) fn finish(mut self) -> Vec<u8> {
         self.out.push(b'\n');
