@@ -143,4 +143,10 @@ fn a_user_type_the_checks_accept_waits_for_first_use() {
         .validator()
         .is_valid(&serde_json::json!({"label": "x", "count": 0})));
     assert_eq!(schema["properties"]["count"]["$ref"], "#/$defs/Plain");
+    // A copy shares the parts; changed, it is no longer taken from them.
+    let mut changed = schema.clone();
+    assert!(changed.is_assembled());
+    changed["properties"]["count"] = serde_json::json!({"type": "string"});
+    assert!(!changed.is_assembled() && schema.is_assembled());
+    assert_eq!(schema["properties"]["count"]["$ref"], "#/$defs/Plain");
 }
