@@ -18,6 +18,9 @@ use tool_core::{tool, ToolContext};
 
 use crate::mcp_wire::{accept, post, post_with, serve, Reply, Server};
 
+/// Set when `wait_for_cancel` started running.
+static STARTED: AtomicBool = AtomicBool::new(false);
+
 /// Set when `wait_for_cancel` stopped running (its future dropped, or its cancellation seen).
 static STOPPED: AtomicBool = AtomicBool::new(false);
 
@@ -40,6 +43,7 @@ fn quick(n: u32) -> String {
 #[tool(risk = "safe", idempotent)]
 async fn wait_for_cancel(ctx: ToolContext) -> Result<String, String> {
     let _mark = StopMark;
+    STARTED.store(true, Ordering::SeqCst);
     ctx.cancellation().cancelled().await;
     Err("cancelled".to_owned())
 }
@@ -221,6 +225,19 @@ async fn cancelling_reaches_the_tool_and_the_task_stays_cancelled() {
     assert_eq!(
         task(&s, "tasks/get", &id, json!({})).await.result()["status"],
         "working"
+    );
+    // A task is working once created, which may be before its tool first runs: cancelled
+    // before that, the tool would never start, and nothing would show the cancel reached it.
+    for _ in 0..1000 {
+        if STARTED.load(Ordering::SeqCst) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(STARTED.load(Ordering::SeqCst), "the tool never started");
+    assert!(
+        !STOPPED.load(Ordering::SeqCst),
+        "the tool stopped before the cancel"
     );
     let ack = task(&s, "tasks/cancel", &id, json!({})).await;
     assert_eq!(ack.result(), &json!({"resultType": "complete"}));
