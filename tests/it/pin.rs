@@ -352,3 +352,45 @@ fn a_schema_path_that_cannot_be_read_refuses_as_unreadable() {
     let err = reg.verify_pin(dir.path()).expect_err("unreadable");
     assert_eq!(err.code(), "pin_unreadable", "{err}");
 }
+
+/// Start-up never waits on a pin file: a FIFO or a device in place of either file is refused
+/// as unreadable, before a byte is read (a FIFO would wait for a writer, `/dev/zero` never ends).
+#[test]
+fn a_pin_file_that_is_not_a_regular_file_refuses_without_waiting() {
+    let reg = base();
+    for name in [SCHEMA_FILE, HASH_FILE] {
+        for kind in ["fifo", "device"] {
+            let dir = pinned_dir(&reg);
+            let path = dir.path().join(name);
+            std::fs::remove_file(&path).expect("remove");
+            match kind {
+                "fifo" => {
+                    let made = std::process::Command::new("mkfifo")
+                        .arg(&path)
+                        .status()
+                        .expect("mkfifo runs");
+                    assert!(made.success());
+                }
+                _ => std::os::unix::fs::symlink("/dev/zero", &path).expect("symlink"),
+            }
+            // On another thread, so a wait fails the test instead of hanging it.
+            let (tx, rx) = std::sync::mpsc::channel();
+            let (reg, dir_path) = (reg.clone(), dir.path().to_path_buf());
+            std::thread::spawn(move || {
+                let _ = tx.send(
+                    reg.verify_pin(&dir_path)
+                        .map_err(|e| (e.code(), e.to_string())),
+                );
+            });
+            let result = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("{name} as a {kind}: the check waited"));
+            let (code, message) = result.expect_err("refused");
+            assert_eq!(code, "pin_unreadable", "{name} as a {kind}: {message}");
+            assert!(
+                message.contains(name) && message.contains("not a regular file"),
+                "{message}"
+            );
+        }
+    }
+}

@@ -229,7 +229,7 @@ impl PinnedFile {
     /// a time.
     fn open(path: &Path, piece: usize) -> std::io::Result<PinnedFile> {
         let mut pinned = PinnedFile {
-            file: std::fs::File::open(path)?,
+            file: open_regular(path)?,
             piece: piece.min(PIECE),
             buf: [0; PIECE],
             start: 0,
@@ -299,7 +299,36 @@ impl PinnedFile {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, PinError> {
-    std::fs::read(path).map_err(|e| read_error(path, e))
+    let read = |path: &Path| {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        open_regular(path)?.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    };
+    read(path).map_err(|e| read_error(path, e))
+}
+
+/// `path` opened for reading, when it is a regular file (a symbolic link is followed). Anything
+/// else is refused before a byte is read: a FIFO would block start-up until a writer came (it is
+/// opened without waiting for one), a device such as `/dev/zero` would never end.
+fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Without effect on a regular file's reads.
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
 }
 
 /// A pin file that cannot be read: missing, or unreadable for another reason.
