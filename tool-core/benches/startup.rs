@@ -282,6 +282,20 @@ fn start_up(c: &mut Criterion, group: &str, own: bool) {
             BatchSize::PerIteration,
         )
     });
+    // What start-up leaves to first use, for every tool at once: the schemas put together
+    // (stated whole, or from parts) and their checkers compiled.
+    g.bench_function("first_use_of_all", |b| {
+        b.iter_batched(
+            || set(own),
+            |r| {
+                for tool in r.iter() {
+                    std::hint::black_box(tool.validator());
+                }
+                r
+            },
+            BatchSize::PerIteration,
+        )
+    });
     g.bench_function("verify_pin", |b| {
         b.iter(|| registry.verify_pin(pin_dir.path()).expect("pin holds"))
     });
