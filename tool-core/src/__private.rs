@@ -134,18 +134,21 @@ pub fn stated_schemas_checked_in_full() -> Vec<(String, Result<(), String>)> {
         .filter_map(|reg| {
             let def = (reg.build)();
             let decl = def.decl();
-            decl.input_schema.is_stated().then(|| {
-                let checked = crate::registry::check_in_full(decl).and_then(|()| {
-                    // Its checker is compiled on first use, as of the schemas the built-in
-                    // checker surely compiles.
-                    crate::schema::check::compiles_surely(decl.input_schema.value())
-                        .then_some(())
-                        .ok_or_else(|| "the built-in checker may not compile it".to_owned())
-                });
-                (decl.name.clone(), checked)
-            })
+            decl.input_schema
+                .is_stated()
+                .then(|| (decl.name.clone(), checked_in_full(decl)))
         })
         .collect()
+}
+
+/// What the registry checks of a whole schema, for one whose checks start-up leaves to
+/// `#[tool]` (stated whole, or put together from parts): the checks, and that the built-in
+/// checker surely compiles it, as its checker is compiled on first use.
+fn checked_in_full(decl: &ToolDecl) -> Result<(), String> {
+    crate::registry::check_in_full(decl)?;
+    crate::schema::check::compiles_surely(decl.input_schema.value())
+        .then_some(())
+        .ok_or_else(|| "the built-in checker may not compile it".to_owned())
 }
 
 /// A schema put together on first use, as a test sees it: why the registry's checks of a whole
@@ -178,12 +181,10 @@ pub fn assembled_schemas_checked_in_full() -> Vec<AssembledChecked> {
             let written = parts.write_canonical(&mut from_parts);
             let mut from_value = Pretty::at_depth(3, 1024);
             from_value.value(decl.input_schema.value());
-            let checked = crate::registry::check_in_full(decl).and_then(|()| {
-                match crate::schema::check::compiles_surely(decl.input_schema.value()) {
-                    true if written => Ok(()),
-                    true => Err("the parts were not written".to_owned()),
-                    false => Err("the built-in checker may not compile it".to_owned()),
-                }
+            let checked = checked_in_full(decl).and_then(|()| {
+                written
+                    .then_some(())
+                    .ok_or_else(|| "the parts were not written".to_owned())
             });
             Some(AssembledChecked {
                 name: decl.name.clone(),

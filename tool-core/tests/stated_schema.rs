@@ -556,6 +556,26 @@ fn schemas_made_from_a_kept_share_are_the_ones_made_afresh() {
         .is_none());
 }
 
+/// Every tool linked in, collected, checked, pinned and the pin verified: what start-up does.
+fn pinned_registry() -> tool_core::Registry {
+    let registry = tool_core::Registry::builder()
+        .with_inventory()
+        .build()
+        .expect("registry");
+    let dir = tempfile::tempdir().expect("tempdir");
+    tool_core::pin::write(&registry, dir.path()).expect("pin");
+    registry.verify_pin(dir.path()).expect("pin holds");
+    registry
+}
+
+/// How many tools of `registry` have a schema of the kind `kind` tells that is not built yet.
+fn unbuilt(registry: &tool_core::Registry, kind: fn(&tool_core::InputSchema) -> bool) -> usize {
+    registry
+        .iter()
+        .filter(|t| kind(&t.decl().input_schema) && !t.decl().input_schema.is_built())
+        .count()
+}
+
 /// A schema `#[tool]` stated whole is taken on the macro's word at start-up: it passes every
 /// check the registry makes of any other schema, and it is built on first use, not by
 /// collecting, checking, pinning or dumping the registry.
@@ -581,18 +601,8 @@ fn schemas_stated_whole_pass_the_registry_checks_and_wait_for_first_use() {
         assert_eq!(checked, &Ok(()), "`{name}`");
     }
 
-    let registry = tool_core::Registry::builder()
-        .with_inventory()
-        .build()
-        .expect("registry");
-    let dir = tempfile::tempdir().expect("tempdir");
-    tool_core::pin::write(&registry, dir.path()).expect("pin");
-    registry.verify_pin(dir.path()).expect("pin holds");
-    let unbuilt = |r: &tool_core::Registry| {
-        r.iter()
-            .filter(|t| t.decl().input_schema.is_stated() && !t.decl().input_schema.is_built())
-            .count()
-    };
+    let registry = pinned_registry();
+    let unbuilt = |r: &tool_core::Registry| unbuilt(r, tool_core::InputSchema::is_stated);
     assert_eq!(unbuilt(&registry), stated.len());
     // Read, each is the value its registration states, and its checker works.
     for (name, _) in &stated {
@@ -629,18 +639,8 @@ fn schemas_put_together_from_parts_pass_the_checks_and_dump_as_their_values() {
         assert_eq!(a.from_parts, a.from_value, "`{}`", a.name);
     }
 
-    let registry = tool_core::Registry::builder()
-        .with_inventory()
-        .build()
-        .expect("registry");
-    let dir = tempfile::tempdir().expect("tempdir");
-    tool_core::pin::write(&registry, dir.path()).expect("pin");
-    registry.verify_pin(dir.path()).expect("pin holds");
-    let unbuilt = |r: &tool_core::Registry| {
-        r.iter()
-            .filter(|t| t.decl().input_schema.is_assembled() && !t.decl().input_schema.is_built())
-            .count()
-    };
+    let registry = pinned_registry();
+    let unbuilt = |r: &tool_core::Registry| unbuilt(r, tool_core::InputSchema::is_assembled);
     assert_eq!(unbuilt(&registry), assembled.len());
     // Built, each is the schema schemars derives, and a call is checked against it.
     let derived = schemas();

@@ -187,19 +187,29 @@ impl ArgsSchema {
             }
             derived.defs().cloned()
         });
-        let mut root = Map::with_capacity(6);
-        root.insert("type".to_owned(), Value::String("object".to_owned()));
-        root.insert("additionalProperties".to_owned(), Value::Bool(false));
-        root.insert("properties".to_owned(), Value::Object(properties));
-        if !required.is_empty() {
-            root.insert("required".to_owned(), Value::Array(required));
-        }
-        if let Some(defs) = defs.flatten().filter(|d| !d.is_empty()) {
-            root.insert("$defs".to_owned(), Value::Object(defs));
-        }
-        root.insert("$schema".to_owned(), Value::String(DRAFT.to_owned()));
-        Value::Object(root)
+        root(properties, required, defs.flatten())
     }
+}
+
+/// A tool's input schema root, its keys in the order schemars and the removal of `title` leave
+/// them: `required` and `$defs` only when not empty.
+fn root(
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+    defs: Option<Map<String, Value>>,
+) -> Value {
+    let mut root = Map::with_capacity(6);
+    root.insert("type".to_owned(), Value::String("object".to_owned()));
+    root.insert("additionalProperties".to_owned(), Value::Bool(false));
+    root.insert("properties".to_owned(), Value::Object(properties));
+    if !required.is_empty() {
+        root.insert("required".to_owned(), Value::Array(required));
+    }
+    if let Some(defs) = defs.filter(|d| !d.is_empty()) {
+        root.insert("$defs".to_owned(), Value::Object(defs));
+    }
+    root.insert("$schema".to_owned(), Value::String(DRAFT.to_owned()));
+    Value::Object(root)
 }
 
 /// A user type's node as a tool's property: its description inserted (when it has one), its
@@ -243,17 +253,9 @@ impl Derived {
         let properties: Map<String, Value> = (nodes.iter().enumerate())
             .map(|(i, node)| (i.to_string(), described(node, "a parameter")))
             .collect();
-        let mut root = Map::with_capacity(5);
-        root.insert("type".to_owned(), Value::String("object".to_owned()));
-        root.insert("additionalProperties".to_owned(), Value::Bool(false));
-        root.insert("properties".to_owned(), Value::Object(properties));
-        if !defs.is_empty() {
-            root.insert("$defs".to_owned(), Value::Object(defs));
-        }
-        root.insert("$schema".to_owned(), Value::String(DRAFT.to_owned()));
         Derived {
             nodes,
-            probe: Value::Object(root),
+            probe: root(properties, Vec::new(), Some(defs)),
             vouched: OnceLock::new(),
         }
     }
@@ -303,15 +305,16 @@ impl Assembled {
     ) -> Result<Assembled, Value> {
         let mut plan = ArgsSchema::planning();
         assemble(&mut plan);
+        let parts = plan.plan.unwrap_or_default();
         let derived = derive(&plan.pending);
         if derived.vouched(vouch).is_none() {
-            let mut schema = ArgsSchema::new(plan.pending.len());
+            let mut schema = ArgsSchema::new(parts.len());
             assemble(&mut schema);
             return Err(schema.finish_with(Some(&derived)));
         }
         Ok(Assembled {
             assemble,
-            parts: plan.plan.unwrap_or_default(),
+            parts,
             descriptions: plan.pending.iter().map(|p| p.description).collect(),
             derived,
         })
@@ -364,12 +367,7 @@ impl Assembled {
         w.close(b'}', !sorted.is_empty());
         if self.parts.iter().any(|p| p.required) {
             w.key(false, "required");
-            w.open(b'[');
-            for (i, part) in self.parts.iter().filter(|p| p.required).enumerate() {
-                w.item(i == 0);
-                w.string(part.name);
-            }
-            w.close(b']', true);
+            w.strings(self.parts.iter().filter(|p| p.required).map(|p| p.name));
         }
         w.key(false, "type");
         w.string("object");

@@ -168,13 +168,15 @@ impl Pretty {
     }
 
     /// An array of strings.
-    pub(crate) fn strings(&mut self, items: &[String]) {
+    pub(crate) fn strings<S: AsRef<str>>(&mut self, items: impl IntoIterator<Item = S>) {
         self.open(b'[');
-        for (i, s) in items.iter().enumerate() {
-            self.item(i == 0);
-            self.string(s);
+        let mut any = false;
+        for s in items {
+            self.item(!any);
+            self.string(s.as_ref());
+            any = true;
         }
-        self.close(b']', !items.is_empty());
+        self.close(b']', any);
     }
 
     fn newline(&mut self) {
