@@ -2,12 +2,13 @@
 //! parameter: the nodes `#[tool]` stated for the common types, schemars for the others.
 //!
 //! schemars' share is a function of the user types alone, in order: one generator, fresh for each
-//! tool, sees nothing but them (the stated nodes never touch it), and names, deduplicates and
-//! orders `$defs` from their `schema_id`s, which are what schemars itself takes a type's identity
-//! to be. So the nodes and `$defs` made for one sequence of user types are kept, process-wide, and
-//! the other tools with that sequence share them instead of running schemars again; only their
-//! descriptions are their own. Tools of one program often share argument types (a filter, a
-//! page, a mode enum).
+//! tool, sees nothing but them (the stated nodes never touch it). So the nodes and `$defs` made
+//! for one sequence of user types are kept, process-wide, and the other tools with that sequence
+//! share them instead of running schemars again; only their descriptions are their own. Tools of
+//! one program often share argument types (a filter, a page, a mode enum). A sequence is known by
+//! its types' [`TypeId`]s, not by their `schema_id`s: two types may share one (a hand-written
+//! `JsonSchema` keeps its name as its id unless it says otherwise; two versions of one crate name
+//! their types alike), and each tool must be checked against its own types' schemas.
 //!
 //! A schema without declared defaults is not even put together at start-up ([`Assembled`]): the
 //! registry checks the parts schemars made once per sequence, `#[tool]` vouches for the nodes it
@@ -15,7 +16,7 @@
 //! compile time, the sequence's `$defs` text written once). The value is put together on first
 //! use, from the same parts.
 
-use std::borrow::Cow;
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -30,8 +31,8 @@ pub(crate) fn generator() -> SchemaGenerator {
     schemars::generate::SchemaSettings::draft2020_12().into_generator()
 }
 
-/// The `schema_id`s of a tool's user-typed parameters, in order.
-type Key = Vec<Cow<'static, str>>;
+/// The types of a tool's user-typed parameters, in order.
+type Key = Vec<TypeId>;
 
 /// What schemars made for one sequence of user types: each type's node as `subschema_for`
 /// returned it (no description yet), and the `$defs` they brought, integer bounds stated.
@@ -63,7 +64,7 @@ struct Pending {
     /// Its place among the properties (a `null` there until `finish`).
     name: &'static str,
     description: &'static str,
-    id: Cow<'static, str>,
+    id: TypeId,
     make: fn(&mut SchemaGenerator) -> Schema,
 }
 
@@ -140,7 +141,11 @@ impl ArgsSchema {
 
     /// A parameter of a user type `T`, as schemars' derive adds a field: required unless an
     /// `Option`; its node comes in `finish`, from the shared generator.
-    fn derived<T: JsonSchema + ?Sized>(&mut self, name: &'static str, description: &'static str) {
+    fn derived<T: JsonSchema + ?Sized + 'static>(
+        &mut self,
+        name: &'static str,
+        description: &'static str,
+    ) {
         // What the derive asks to leave a field out of `required`.
         #[allow(clippy::used_underscore_items)]
         let required = !T::_schemars_private_is_option();
@@ -159,7 +164,7 @@ impl ArgsSchema {
         self.pending.push(Pending {
             name,
             description,
-            id: T::schema_id(),
+            id: TypeId::of::<T>(),
             make: SchemaGenerator::subschema_for::<T>,
         });
     }
@@ -230,7 +235,7 @@ fn described(node: &Schema, description: &str) -> Value {
 /// schemars' nodes and `$defs` for the pending parameters' types, made once per sequence and
 /// shared from then on.
 fn derive(pending: &[Pending]) -> Arc<Derived> {
-    let key: Key = pending.iter().map(|p| p.id.clone()).collect();
+    let key: Key = pending.iter().map(|p| p.id).collect();
     if let Some(kept) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Arc::clone(kept);
     }
@@ -394,7 +399,8 @@ pub trait DerivedProperty {
     fn property(&self, schema: &mut ArgsSchema, name: &'static str, description: &'static str);
 }
 
-impl<T: JsonSchema + ?Sized> DerivedProperty for SchemaOf<T> {
+// (`'static`: a `#[tool]`'s parameters are fields of an argument struct without lifetimes.)
+impl<T: JsonSchema + ?Sized + 'static> DerivedProperty for SchemaOf<T> {
     fn property(&self, schema: &mut ArgsSchema, name: &'static str, description: &'static str) {
         schema.derived::<T>(name, description);
     }
