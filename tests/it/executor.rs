@@ -310,6 +310,76 @@ async fn calls_can_be_cancelled_by_id_or_by_session() {
     assert_eq!(s.consecutive_failures(), 0);
 }
 
+/// An outside cancellation (`CallOptions::cancel`, an MCP client's say) ends a running call as
+/// `cancelled` and cancels the token the handler watches; one that fired before the call
+/// refuses it without running the handler.
+#[tokio::test]
+async fn an_outside_cancellation_reaches_the_handler_and_ends_the_call() {
+    let started = Arc::new(tokio::sync::Notify::new());
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let runs = Runs::default();
+    let (s2, seen2, r2) = (started.clone(), seen.clone(), runs.clone());
+    let watcher = ToolDef::builder("watch")
+        .description("Waits to be cancelled")
+        .risk(Risk::Safe)
+        .handler(move |ctx, _args| {
+            *seen2.lock().expect("lock") = Some(ctx.cancellation().clone());
+            let (started, runs) = (s2.clone(), r2.clone());
+            async move {
+                runs.hit();
+                started.notify_one();
+                std::future::pending::<()>().await;
+                "unreachable"
+            }
+        })
+        .build()
+        .expect("watch");
+    let (exec, _ws) = executor(vec![watcher], |c| c);
+    let exec = Arc::new(exec);
+    let s = exec.new_session();
+
+    let outside = tokio_util::sync::CancellationToken::new();
+    let options = CallOptions {
+        cancel: Some(outside.clone()),
+        ..CallOptions::default()
+    };
+    let (e2, sess) = (exec.clone(), s.clone());
+    let task =
+        tokio::spawn(async move { e2.execute(&sess, call("watch", json!({})), options).await });
+    started.notified().await;
+    outside.cancel();
+    let r = tokio::time::timeout(Duration::from_secs(10), task)
+        .await
+        .expect("the call ends when cancelled")
+        .expect("join");
+    assert_eq!(
+        (r.status, r.code),
+        (CallStatus::Failed, Some(ReasonCode::Cancelled)),
+        "{r:?}"
+    );
+    let token = seen.lock().expect("lock").clone().expect("the handler ran");
+    assert!(
+        token.is_cancelled(),
+        "the handler's token was not cancelled"
+    );
+
+    // Fired before the call: the handler never runs.
+    let before = runs.count();
+    let r = exec
+        .execute(
+            &s,
+            call("watch", json!({})),
+            CallOptions {
+                cancel: Some(outside.clone()),
+                ..CallOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(r.code, Some(ReasonCode::Cancelled), "{r:?}");
+    assert_eq!(runs.count(), before, "a cancelled call ran its handler");
+    assert_eq!(s.consecutive_failures(), 0);
+}
+
 #[tokio::test]
 async fn the_error_budget_stops_a_session_until_reset() {
     let runs = Runs::default();

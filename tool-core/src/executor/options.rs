@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::{CancellationToken, DropGuard};
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::call::{ParseError, ToolCall};
@@ -132,38 +132,28 @@ impl CallOptions {
         self.input.clone().or_else(|| configured.cloned())
     }
 
-    /// Give the tool's context the progress sink, and make the outside cancellation cancel
-    /// `token` (the call's own token) until the returned guard is dropped.
+    /// Give the tool's context the progress sink and log sink. An outside cancellation that has
+    /// already fired cancels `token` (the call's own token) now; the returned outside token is
+    /// the one the run step watches while the handler runs (cancelling `token` when it fires), so
+    /// linking the two costs no task of its own.
     pub(super) fn attach(
         &self,
         mut ctx: ToolContext,
         token: &CancellationToken,
-    ) -> (ToolContext, Option<DropGuard>) {
+    ) -> (ToolContext, Option<CancellationToken>) {
         if let Some(sink) = &self.progress {
             ctx = ctx.with_progress(Arc::clone(sink));
         }
         if let Some(sink) = &self.log {
             ctx = ctx.with_log(sink.clone());
         }
-        let link = self.cancel.as_ref().map(|outside| {
-            let outside = outside.clone();
-            let inner = token.clone();
-            let done = CancellationToken::new();
-            let finished = done.clone();
-            if outside.is_cancelled() {
-                inner.cancel();
-            } else {
-                // Ends when the call ends (guard dropped) or either token fires.
-                tokio::spawn(async move {
-                    tokio::select! {
-                        _ = outside.cancelled() => inner.cancel(),
-                        _ = inner.cancelled() => {}
-                        _ = finished.cancelled() => {}
-                    }
-                });
-            }
-            done.drop_guard()
-        });
-        (ctx, link)
+        let outside = self.cancel.clone();
+        if outside
+            .as_ref()
+            .is_some_and(CancellationToken::is_cancelled)
+        {
+            token.cancel();
+        }
+        (ctx, outside)
     }
 }

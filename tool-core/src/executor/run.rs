@@ -82,7 +82,7 @@ pub(super) async fn run(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Verdi
         ctx = ctx.with_input(handler);
     }
     let input = ctx.input_tally();
-    let (ctx, _cancel_link) = cx.options.attach(ctx, &token);
+    let (ctx, outside) = cx.options.attach(ctx, &token);
     let handler = tool.def().handler();
     let args = std::mem::take(&mut call.args);
     let typed = call.typed.take();
@@ -134,9 +134,25 @@ pub(super) async fn run(cx: &StepContext<'_>, call: &mut CallState<'_>) -> Verdi
                     None => Ok(fut.await),
                 }
             };
+            // The outside cancellation (an MCP client's, say) cancels the call's own token, so
+            // a handler that watches its context sees it too.
+            let outside_fired = async {
+                match &outside {
+                    Some(o) => o.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 biased;
                 _ = token.cancelled() => {
+                    call.record.enforced = Some(enforced.label());
+                    return failed(ReasonCode::Cancelled, "the call was cancelled".to_owned())
+                }
+                _ = outside_fired => {
+                    token.cancel();
+                    // What the cancellation woke (a program's run, which kills its tree when it
+                    // sees it) goes first, as when the call's own token fires.
+                    tokio::task::yield_now().await;
                     call.record.enforced = Some(enforced.label());
                     return failed(ReasonCode::Cancelled, "the call was cancelled".to_owned())
                 }

@@ -112,8 +112,15 @@ pub async fn serve_http_server_on<B: McpBackend>(
             Arc::new(LocalSessionManager::default()),
             config,
         );
+    // One service for every request, shared: rmcp's own `Service` impl clones it (and its
+    // config: the allowed hosts and origins) twice per request.
+    let service = Arc::new(service);
+    let mcp = axum::routing::any(move |request: axum::extract::Request| {
+        let service = Arc::clone(&service);
+        async move { service.handle(request).await }
+    });
     let router = axum::Router::new()
-        .nest_service("/mcp", service)
+        .nest_service("/mcp", mcp)
         .layer(axum::middleware::from_fn(check_body));
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
