@@ -664,3 +664,53 @@ async fn with_async_confinement_a_timed_out_handler_is_dropped_and_a_panic_is_re
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(audit.events().len(), 3);
 }
+
+/// The confined workers and runtimes run with the default scheduler slice (the kernel's least),
+/// so that one woken for a call on a busy core runs at once.
+#[tokio::test]
+async fn confined_threads_ask_for_the_short_scheduler_slice() {
+    if !kernel_ready("confined_threads_ask_for_the_short_scheduler_slice") {
+        return;
+    }
+    let s = site();
+    let (exec, _) = examples(&s.ws);
+    let r = run(
+        &exec,
+        "read_file",
+        json!({"path": "notes.txt", "max_bytes": 64}),
+    )
+    .await;
+    assert!(r.is_ok(), "{r:?}");
+    let mut seen = 0;
+    for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
+        let dir = task.expect("task").path();
+        let Ok(comm) = std::fs::read_to_string(dir.join("comm")) else {
+            continue; // the thread ended meanwhile
+        };
+        if !comm.starts_with("tool-") {
+            continue;
+        }
+        let Ok(sched) = std::fs::read_to_string(dir.join("sched")) else {
+            continue;
+        };
+        let Some(line) = sched.lines().find(|l| l.starts_with("se.slice")) else {
+            eprintln!("SKIPPED: this kernel does not show se.slice in /proc/*/sched");
+            return;
+        };
+        let slice: u64 = line
+            .split(':')
+            .nth(1)
+            .expect("value")
+            .trim()
+            .parse()
+            .expect("ns");
+        assert_eq!(
+            slice,
+            tool_core::sandbox::DEFAULT_SLICE.as_nanos() as u64,
+            "{}",
+            comm.trim_end()
+        );
+        seen += 1;
+    }
+    assert!(seen > 0, "no confined thread found");
+}

@@ -1,5 +1,5 @@
 //! `fork` without `exec`, and closing the descriptors the helper inherited by mistake, for the
-//! helper's zygote: the one place of this crate with `unsafe`.
+//! helper's zygote: with `slice.rs`, one of the two places of this crate with `unsafe`.
 //!
 //! Forking a multi-threaded process is unsound in general: the child has one thread, and locks
 //! held by the others (the allocator's, stdio's) stay locked forever. The helper's zygote and

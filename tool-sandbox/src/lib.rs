@@ -15,8 +15,10 @@
 //!   runs as a zygote per launcher and forks a prepared init per program (see [`helper`]), so the
 //!   program is the only `exec` of a run.
 //!
-//! The crate's one `unsafe` is that fork (`src/fork.rs`), done only by the single-threaded
-//! helper after it checked it has one thread; everything else is safe code.
+//! The crate's `unsafe` is in two places: that fork (`src/fork.rs`), done only by the
+//! single-threaded helper after it checked it has one thread, and one `sched_setattr` call that
+//! gives the calling thread a shorter scheduler slice ([`set_thread_slice`], `src/slice.rs`);
+//! everything else is safe code.
 //!
 //! [`Support::probe`] says what the running kernel offers; [`Enforcement`] says what was enforced
 //! on a given thread or process (`landlock-v7+seccomp`, `none`, …) for audit events.
@@ -90,6 +92,7 @@ mod pool;
 mod probe;
 mod protocol;
 mod seccomp;
+mod slice;
 mod spin;
 mod zygote;
 
@@ -102,5 +105,6 @@ pub use policy::{
 };
 pub use pool::{ConfinedPool, PoolConfig};
 pub use probe::Support;
+pub use slice::{set_thread_slice, MIN_SLICE};
 pub use spin::{recv_spinning, spare_core, IdleSpin};
 pub use tokio_util::sync::CancellationToken;

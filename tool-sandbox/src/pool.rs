@@ -31,6 +31,10 @@ pub struct PoolConfig {
     /// instead of two thread wake-ups, at the price of that much busy CPU per call. Neither side
     /// polls while the machine has no core to spare ([`spare_core`](crate::spare_core)).
     pub spin: Duration,
+    /// The workers' scheduler slice ([`set_thread_slice`](crate::set_thread_slice); `None`: the
+    /// kernel's default). A short one lets a worker woken for a job run at once on a core that
+    /// other work keeps busy, instead of after that work's slice.
+    pub slice: Option<Duration>,
 }
 
 impl Default for PoolConfig {
@@ -40,6 +44,7 @@ impl Default for PoolConfig {
             queue: 32,
             name: "confined".to_owned(),
             spin: Duration::ZERO,
+            slice: None,
         }
     }
 }
@@ -193,12 +198,14 @@ impl ConfinedPool {
             let ready = ready_tx.clone();
             let policy = policy.clone();
             let own = if i == 0 { hot_rx.take() } else { None };
-            let spin = config.spin;
+            let (spin, slice) = (config.spin, config.slice);
             std::thread::Builder::new()
                 .name(format!("{}-{i}", config.name))
                 .spawn(move || match own {
-                    Some((own, idle)) => hot_worker(&policy, mode, &own, &idle, &ready, spin),
-                    None => worker(&policy, mode, &shared, &ready),
+                    Some((own, idle)) => {
+                        hot_worker(&policy, mode, &own, &idle, &ready, spin, slice)
+                    }
+                    None => worker(&policy, mode, &shared, &ready, slice),
                 })
                 .map_err(|e| {
                     queue.close();
@@ -357,7 +364,9 @@ fn hot_worker(
     idle: &AtomicBool,
     ready: &std::sync::mpsc::Sender<Result<Enforcement, SandboxError>>,
     spin: Duration,
+    slice: Option<Duration>,
 ) {
+    set_slice(slice);
     let confined = confine_current_thread(policy, mode);
     let ok = confined.is_ok();
     let ready_again = || idle.store(true, Ordering::Release);
@@ -382,7 +391,9 @@ fn worker(
     mode: Mode,
     jobs: &Queue,
     ready: &std::sync::mpsc::Sender<Result<Enforcement, SandboxError>>,
+    slice: Option<Duration>,
 ) {
+    set_slice(slice);
     let confined = confine_current_thread(policy, mode);
     let ok = confined.is_ok();
     let _ = ready.send(confined);
@@ -391,6 +402,14 @@ fn worker(
     }
     while let Some(job) = jobs.pop() {
         job(&|| {});
+    }
+}
+
+/// Asks for `slice` before the thread confines itself (its filter may not allow the call later).
+/// Only a hint: a kernel that refuses it leaves the thread as it was.
+fn set_slice(slice: Option<Duration>) {
+    if let Some(slice) = slice {
+        let _ = crate::slice::set_thread_slice(slice);
     }
 }
 

@@ -18,6 +18,7 @@ fn spinning_pool(scene: &Scene, name: &str, queue: usize, spin: Duration) -> Con
             queue,
             name: name.to_owned(),
             spin,
+            slice: None,
         },
     )
     .expect("pool")
@@ -202,6 +203,7 @@ async fn bursts_on_the_shared_queue_all_run_and_the_workers_exit_with_the_pool()
             queue: 64,
             name: "burst".to_owned(),
             spin: Duration::ZERO,
+            slice: None,
         },
     )
     .expect("pool");
@@ -249,4 +251,69 @@ fn threads_named(prefix: &str) -> usize {
         .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
         .filter(|name| name.starts_with(prefix))
         .count()
+}
+
+/// The scheduler slices of this process's threads whose name starts with `prefix`
+/// (`/proc/self/task/*/sched`, `se.slice` in ns); `None` where the kernel does not show it.
+fn slices_of(prefix: &str) -> Option<Vec<u64>> {
+    let mut slices = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let dir = task.ok()?.path();
+        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+        if !comm.trim_end().starts_with(prefix) {
+            continue;
+        }
+        let sched = std::fs::read_to_string(dir.join("sched")).ok()?;
+        let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
+        slices.push(line.split(':').nth(1)?.trim().parse().ok()?);
+    }
+    Some(slices)
+}
+
+/// Workers ask for the slice they are configured with, before they confine themselves (their
+/// filter might not allow it after); without one they keep the kernel's.
+#[tokio::test]
+async fn workers_run_with_the_configured_scheduler_slice() {
+    if !kernel_confines_threads("workers_run_with_the_configured_scheduler_slice") {
+        return;
+    }
+    if slices_of("").is_none_or(|s| s.is_empty()) {
+        eprintln!("SKIPPED: this kernel does not show se.slice in /proc/self/task/*/sched");
+        return;
+    }
+    let scene = Scene::new();
+    let short = ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 2,
+            name: "sliced".to_owned(),
+            spin: Duration::from_micros(50),
+            slice: Some(Duration::from_micros(250)),
+            ..PoolConfig::default()
+        },
+    )
+    .expect("pool");
+    let plain = ConfinedPool::new(
+        &scene.policy(FsAccess::ReadOnly, false),
+        Mode::Required,
+        PoolConfig {
+            workers: 2,
+            name: "unsliced".to_owned(),
+            ..PoolConfig::default()
+        },
+    )
+    .expect("pool");
+    // Both still run jobs.
+    assert_eq!(short.run(|| 1).await.expect("ran"), 1);
+    assert_eq!(plain.run(|| 2).await.expect("ran"), 2);
+    let sliced = slices_of("sliced-").expect("slices");
+    assert_eq!(
+        sliced,
+        vec![250_000, 250_000],
+        "the hot worker and the other"
+    );
+    let kernel = slices_of("unsliced-").expect("slices");
+    assert_eq!(kernel.len(), 2);
+    assert!(kernel.iter().all(|&s| s != 250_000), "{kernel:?}");
 }

@@ -3,9 +3,9 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
-    confine_current_thread, default_system_read_paths, recv_spinning, ConfinedPool, FsAccess,
-    IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PathGrant, PoolConfig, Rlimits,
-    SandboxError, SandboxPolicy, SandboxedCommand, Support,
+    confine_current_thread, default_system_read_paths, recv_spinning, set_thread_slice,
+    ConfinedPool, FsAccess, IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PathGrant,
+    PoolConfig, Rlimits, SandboxError, SandboxPolicy, SandboxedCommand, Support,
 };
 
 /// Runs the helper if this process was started as one.
@@ -49,6 +49,11 @@ mod other {
         _spin: Duration,
     ) -> Result<T, tokio::sync::oneshot::error::RecvError> {
         rx.await
+    }
+
+    /// No scheduler slice is asked for where nothing is confined.
+    pub(crate) fn set_thread_slice(_: Duration) -> std::io::Result<()> {
+        Ok(())
     }
 
     pub(crate) fn confine_current_thread(
@@ -172,6 +177,7 @@ mod other {
         pub(crate) queue: usize,
         pub(crate) name: String,
         pub(crate) spin: Duration,
+        pub(crate) slice: Option<Duration>,
     }
 
     #[derive(Debug, Clone)]

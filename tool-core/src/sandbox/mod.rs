@@ -81,4 +81,6 @@ pub use grant::{GrantAccess, Grants};
 #[cfg(feature = "cli")]
 pub(crate) use helper::helper_status;
 pub use helper::{block_on_main, dispatch_helper, enter_main, helper_embedded};
-pub use setup::{support, Mode, SandboxConfig, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS};
+pub use setup::{
+    support, Mode, SandboxConfig, DEFAULT_SLICE, DEFAULT_SPIN, DEFAULT_TOOL_SLOTS, DEFAULT_WORKERS,
+};

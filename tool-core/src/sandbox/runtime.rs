@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::kernel::{confine_current_thread, IdleSpin, KernelMode, SandboxPolicy};
+use super::kernel::{
+    confine_current_thread, set_thread_slice, IdleSpin, KernelMode, SandboxPolicy,
+};
 use super::label::intern;
 
 /// A future handed to the confined runtime: it runs the handler and sends the result back.
@@ -35,18 +37,24 @@ impl ConfinedRuntime {
     /// With `spin`, the runtime's thread goes on polling for new tasks (and its own I/O and
     /// timers) for that long after the last one came, before it sleeps; callers poll for their
     /// result as long ([`tool_sandbox::recv_spinning`]). A short handler then costs no thread
-    /// wake-up on either side, at the price of that much busy CPU per call.
+    /// wake-up on either side, at the price of that much busy CPU per call. With `slice`, the
+    /// thread asks for that scheduler slice ([`tool_sandbox::set_thread_slice`]).
     pub(crate) fn start(
         policy: SandboxPolicy,
         mode: KernelMode,
         name: &str,
         spin: Duration,
+        slice: Option<Duration>,
     ) -> Result<ConfinedRuntime, String> {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (tasks, mut incoming) = mpsc::unbounded_channel::<Task>();
         std::thread::Builder::new()
             .name(format!("tool-{name}-async"))
             .spawn(move || {
+                if let Some(slice) = slice {
+                    // A hint, asked for before the filter is on: refused, the thread stays as it was.
+                    let _ = set_thread_slice(slice);
+                }
                 let enforcement = match confine_current_thread(&policy, mode) {
                     Ok(e) => e,
                     Err(e) => {
