@@ -61,16 +61,26 @@ pub fn set_thread_slice(slice: Duration) -> std::io::Result<()> {
     }
 }
 
+/// The scheduler slice of the thread whose `/proc` directory is `task` (`/proc/thread-self`,
+/// `/proc/self/task/TID`), from `se.slice` in its `sched` file; `None` where the kernel does not
+/// show it there (or the thread is gone).
+pub fn thread_slice(task: &std::path::Path) -> Option<Duration> {
+    let text = std::fs::read_to_string(task.join("sched")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("se.slice"))?;
+    line.split(':')
+        .nth(1)?
+        .trim()
+        .parse()
+        .ok()
+        .map(Duration::from_nanos)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The slice this thread has, from `/proc/thread-self/sched` (`se.slice`, in ns), where the
-    /// kernel shows it.
-    fn own_slice() -> Option<u64> {
-        let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
-        let line = text.lines().find(|l| l.starts_with("se.slice"))?;
-        line.split(':').nth(1)?.trim().parse().ok()
+    fn own_slice() -> Option<Duration> {
+        thread_slice(std::path::Path::new("/proc/thread-self"))
     }
 
     #[test]
@@ -82,14 +92,18 @@ mod tests {
             };
             let nice = rustix::process::getpriority_process(None).expect("nice");
             set_thread_slice(Duration::from_micros(300)).expect("sched_setattr");
-            assert_eq!(own_slice(), Some(300_000), "was {before}");
+            assert_eq!(
+                own_slice(),
+                Some(Duration::from_micros(300)),
+                "was {before:?}"
+            );
             assert_eq!(
                 rustix::process::getpriority_process(None).expect("nice"),
                 nice
             );
             // Below the kernel's least: its least.
             set_thread_slice(Duration::from_micros(1)).expect("sched_setattr");
-            assert_eq!(own_slice(), Some(MIN_SLICE.as_nanos() as u64));
+            assert_eq!(own_slice(), Some(MIN_SLICE));
         })
         .join()
         .expect("thread");

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{errno, kernel_confines_threads, Scene};
-use tool_sandbox::{ConfinedPool, FsAccess, Mode, PoolConfig, SandboxError};
+use tool_sandbox::{thread_slice, ConfinedPool, FsAccess, Mode, PoolConfig, SandboxError};
 
 /// A read-only pool of two workers whose hot worker spins for `spin`.
 fn spinning_pool(scene: &Scene, name: &str, queue: usize, spin: Duration) -> ConfinedPool {
@@ -246,28 +246,27 @@ async fn bursts_on_the_shared_queue_all_run_and_the_workers_exit_with_the_pool()
 
 /// Threads of this process now whose name starts with `prefix`.
 fn threads_named(prefix: &str) -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .filter(|name| name.starts_with(prefix))
-        .count()
+    tasks_named(prefix).len()
 }
 
-/// The scheduler slices of this process's threads whose name starts with `prefix`
-/// (`/proc/self/task/*/sched`, `se.slice` in ns); `None` where the kernel does not show it.
-fn slices_of(prefix: &str) -> Option<Vec<u64>> {
-    let mut slices = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task").ok()? {
-        let dir = task.ok()?.path();
-        let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-        if !comm.trim_end().starts_with(prefix) {
-            continue;
-        }
-        let sched = std::fs::read_to_string(dir.join("sched")).ok()?;
-        let line = sched.lines().find(|l| l.starts_with("se.slice"))?;
-        slices.push(line.split(':').nth(1)?.trim().parse().ok()?);
-    }
-    Some(slices)
+/// The `/proc` directories of this process's threads whose name starts with `prefix`.
+fn tasks_named(prefix: &str) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc")
+        .filter_map(|t| t.ok().map(|t| t.path()))
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join("comm")).is_ok_and(|name| name.starts_with(prefix))
+        })
+        .collect()
+}
+
+/// The scheduler slices of this process's threads whose name starts with `prefix`; `None`
+/// where the kernel does not show them.
+fn slices_of(prefix: &str) -> Option<Vec<Duration>> {
+    tasks_named(prefix)
+        .iter()
+        .map(|dir| thread_slice(dir))
+        .collect()
 }
 
 /// Workers ask for the slice they are configured with, before they confine themselves (their
@@ -308,12 +307,9 @@ async fn workers_run_with_the_configured_scheduler_slice() {
     assert_eq!(short.run(|| 1).await.expect("ran"), 1);
     assert_eq!(plain.run(|| 2).await.expect("ran"), 2);
     let sliced = slices_of("sliced-").expect("slices");
-    assert_eq!(
-        sliced,
-        vec![250_000, 250_000],
-        "the hot worker and the other"
-    );
+    let asked = Duration::from_micros(250);
+    assert_eq!(sliced, vec![asked, asked], "the hot worker and the other");
     let kernel = slices_of("unsliced-").expect("slices");
     assert_eq!(kernel.len(), 2);
-    assert!(kernel.iter().all(|&s| s != 250_000), "{kernel:?}");
+    assert!(kernel.iter().all(|&s| s != asked), "{kernel:?}");
 }
