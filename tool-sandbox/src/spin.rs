@@ -126,13 +126,24 @@ pub async fn recv_spinning<T>(
     rx.await
 }
 
-/// One turn of a busy wait: a spin hint, and now and then a yield so a loaded machine runs
-/// whatever the spinner waits for, and a look at whether the machine still has a core to spare;
-/// `false` when it has none (stop polling).
+/// How many turns of a busy wait go between two looks at whether the machine still has a core
+/// to spare (an atomic load and a clock read).
+const LOOK_EVERY: u32 = 8;
+
+/// How many turns go between two yields of the thread: a few microseconds of polling. A yield is
+/// a system call, and a result that comes while the spinner is in it waits for it to return.
+const YIELD_EVERY: u32 = 64;
+
+/// One turn of a busy wait: a spin hint; now and then a look at whether the machine still has a
+/// core to spare, `false` when it has none (stop polling); and more rarely a yield, so a machine
+/// that became busy since the last reading of its run queues runs whatever the spinner waits for.
 pub(crate) fn relax(turns: &mut u32) -> bool {
     *turns = turns.wrapping_add(1);
-    if *turns % 8 == 0 {
+    if *turns % YIELD_EVERY == 0 {
         std::thread::yield_now();
+        spare_core()
+    } else if *turns % LOOK_EVERY == 0 {
+        std::hint::spin_loop();
         spare_core()
     } else {
         std::hint::spin_loop();

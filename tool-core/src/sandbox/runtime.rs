@@ -74,6 +74,7 @@ impl ConfinedRuntime {
                 };
                 let _ = ready_tx.send(Ok(enforcement.label()));
                 rt.block_on(async move {
+                    let metrics = tokio::runtime::Handle::current().metrics();
                     let mut last = Instant::now();
                     // Held while this thread spins idle (see `IdleSpin`).
                     let mut spinning = None;
@@ -95,8 +96,16 @@ impl ConfinedRuntime {
                             // Only while the machine has a core to spare: a busy machine
                             // gives this thread's turn to the threads with work.
                             if spinning.as_ref().is_some_and(IdleSpin::still_worth_it) {
-                                // Lets the tasks run and polls the I/O driver, then looks again.
-                                tokio::task::yield_now().await;
+                                if metrics.num_alive_tasks() == 0 {
+                                    // No task of its own to run, so no I/O or timer to drive:
+                                    // a turn of the driver (a system call) would only delay
+                                    // noticing the next task.
+                                    watch_queue(&incoming);
+                                } else {
+                                    // Lets the tasks run and polls the I/O driver, then looks
+                                    // again.
+                                    tokio::task::yield_now().await;
+                                }
                                 continue;
                             }
                         }
@@ -127,6 +136,20 @@ impl ConfinedRuntime {
     /// Hands `task` to the runtime's thread; `false` if it is gone.
     pub(crate) fn submit(&self, task: Task) -> bool {
         self.tasks.send(task).is_ok()
+    }
+}
+
+/// How many spin hints an idle runtime with no task of its own gives between two looks at its
+/// clock and at whether the machine still has a core to spare: a microsecond or two.
+const QUEUE_TURNS: u32 = 32;
+
+/// Busy-waits a short while for a task to come, returning as soon as one has.
+fn watch_queue(incoming: &mpsc::UnboundedReceiver<Task>) {
+    for _ in 0..QUEUE_TURNS {
+        if !incoming.is_empty() {
+            return;
+        }
+        std::hint::spin_loop();
     }
 }
 
