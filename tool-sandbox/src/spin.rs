@@ -18,12 +18,19 @@ use tokio::sync::oneshot;
 /// How long a reading of the machine's run queues stands before the next caller reads again.
 const SAMPLE_EVERY: Duration = Duration::from_millis(2);
 
+/// A value alone on its cache line (128 bytes: two lines, for CPUs that fetch them in pairs).
+/// Every busy wait reads these statics while the thread at the other end of its hand-off writes
+/// its own state; sharing a line with whatever the linker put next to them would make each
+/// such write cost the waiting side a cache miss.
+#[repr(align(128))]
+struct Alone<T>(T);
+
 /// The last reading: microseconds since [`epoch`] when it was taken, shifted left by one, and in
 /// the low bit whether the machine was busy then. Zero: never read.
-static READING: AtomicU64 = AtomicU64::new(0);
+static READING: Alone<AtomicU64> = Alone(AtomicU64::new(0));
 
 /// Idle spinners of this process now (see [`IdleSpin`]).
-static IDLE_SPINNERS: AtomicUsize = AtomicUsize::new(0);
+static IDLE_SPINNERS: Alone<AtomicUsize> = Alone(AtomicUsize::new(0));
 
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -45,7 +52,7 @@ fn cores() -> usize {
 /// no reading at all (no `/proc`), the answer is yes, as before there was a gauge.
 pub fn spare_core() -> bool {
     let now = epoch().elapsed().as_micros() as u64;
-    let last = READING.load(Ordering::Relaxed);
+    let last = READING.0.load(Ordering::Relaxed);
     let taken = last >> 1;
     if last != 0 && now.saturating_sub(taken) < SAMPLE_EVERY.as_micros() as u64 {
         return last & 1 == 0;
@@ -56,6 +63,7 @@ pub fn spare_core() -> bool {
     // One thread reads; the others use the stale reading meanwhile.
     let claimed = (now.max(1) << 1) | (last & 1);
     if READING
+        .0
         .compare_exchange(last, claimed, Ordering::Relaxed, Ordering::Relaxed)
         .is_err()
     {
@@ -63,14 +71,18 @@ pub fn spare_core() -> bool {
     }
     match runnable_tasks() {
         Some(running) => {
-            let busy = running.saturating_sub(IDLE_SPINNERS.load(Ordering::Relaxed)) > cores();
-            READING.store((claimed & !1) | u64::from(busy), Ordering::Relaxed);
+            let busy = running.saturating_sub(IDLE_SPINNERS.0.load(Ordering::Relaxed)) > cores();
+            READING
+                .0
+                .store((claimed & !1) | u64::from(busy), Ordering::Relaxed);
             !busy
         }
         None => {
             // Not here: the reading stays as it was, for a thread that may read to renew.
             CANNOT_READ.with(|c| c.set(true));
-            let _ = READING.compare_exchange(claimed, last, Ordering::Relaxed, Ordering::Relaxed);
+            let _ = READING
+                .0
+                .compare_exchange(claimed, last, Ordering::Relaxed, Ordering::Relaxed);
             last & 1 == 0
         }
     }
@@ -166,6 +178,7 @@ impl IdleSpin {
         }
         let cap = cores().saturating_sub(1).max(1);
         IDLE_SPINNERS
+            .0
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < cap).then_some(n + 1)
             })
@@ -181,7 +194,7 @@ impl IdleSpin {
 
 impl Drop for IdleSpin {
     fn drop(&mut self) {
-        IDLE_SPINNERS.fetch_sub(1, Ordering::AcqRel);
+        IDLE_SPINNERS.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
