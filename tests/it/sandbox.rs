@@ -665,6 +665,58 @@ async fn with_async_confinement_a_timed_out_handler_is_dropped_and_a_panic_is_re
     assert_eq!(audit.events().len(), 3);
 }
 
+/// An async tool that naps on a timer of its class's confined runtime.
+#[tool(risk = "read_only")]
+async fn async_napper() -> String {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "rested".to_owned()
+}
+
+/// An async tool that answers on its first poll.
+#[tool(risk = "read_only")]
+async fn async_quick() -> String {
+    "quick".to_owned()
+}
+
+/// Short calls that keep coming keep the confined runtime awake (with a core to spare, polling
+/// its queue between them); a handler waiting on a timer there must still be woken meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_async_confinement_a_waiting_handler_wakes_while_short_calls_keep_coming() {
+    if !kernel_ready("async confinement, a waiting handler among short calls") {
+        return;
+    }
+    let s = site();
+    // A long spin (debug builds leave tens of microseconds between two calls), so that the
+    // runtime polls its queue right through the nap whenever the machine has a core to spare.
+    let (exec, _audit) = executor(module_tools(), &s.ws, |c| {
+        c.sandbox_async(true)
+            .sandbox_spin(Duration::from_millis(20))
+    });
+    let exec = Arc::new(exec);
+    let napper = tokio::spawn({
+        let exec = Arc::clone(&exec);
+        async move { run(&exec, "async_napper", json!({})).await }
+    });
+    // Twenty times the nap: a runtime that polled only its queue while calls came would keep
+    // the nap's timer waiting for as long as they do.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut quick = 0u32;
+    while !napper.is_finished() {
+        assert!(
+            Instant::now() < deadline,
+            "the napping handler was not woken while {quick} short calls came"
+        );
+        let r = run(&exec, "async_quick", json!({})).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert!(r.enforced.starts_with("landlock-v"), "{}", r.enforced);
+        quick += 1;
+    }
+    let r = napper.await.expect("the napping call's task");
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(r.output, Some(json!("rested")), "{r:?}");
+    assert!(quick > 0, "no short call came while the handler napped");
+}
+
 /// The confined workers and runtimes run with the default scheduler slice (the kernel's least),
 /// so that one woken for a call on a busy core runs at once.
 #[cfg(target_os = "linux")]
