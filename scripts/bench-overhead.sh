@@ -8,6 +8,9 @@
 #   loaded: the default within 1.5x of its quiet figure. Beside it, the same ratio for the floor
 #   and for a bare hop, and the default's divided by the floor's (what contention costs the
 #   default beyond what it costs any single thread sharing its core).
+# Then where the default's quiet time goes beyond the floor: the unconfined pipeline, and the
+# default beyond it beside a spinning hop alone (`floor_spin_hop`) and the kernel's checks of a
+# confined handler's own system calls (`floor_confined_hop` less `floor_spin_hop`).
 # MEASURE (3) and WARMUP (1) are criterion's seconds per bench; CRITERION_DIR reads an earlier
 # run instead of running the bench.
 set -euo pipefail
@@ -23,7 +26,7 @@ if [ -z "${CRITERION_DIR:-}" ]; then
     # Criterion's progress is left out; its figures are read from its files below.
     cargo bench -q -p tool-core --features mcp --bench overhead -- \
         --warm-up-time "$WARMUP" --measurement-time "$MEASURE" \
-        '/(floor|floor_hop|rmcp|pipeline|pipeline_async_confined)$' 2>&1 |
+        '/(floor|floor_hop|floor_spin_hop|floor_confined_hop|rmcp|pipeline|pipeline_async_confined)$' 2>&1 |
         { grep -E 'busy-loop processes running|panicked|error' || true; }
     echo "== load afterwards $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
@@ -74,5 +77,17 @@ for group in ["read_file", "noop"]:
     unconfined = ratio(mean(loaded, "pipeline"), mean(group, "pipeline"))
     print(f"  beside it, loaded / quiet: floor {fmt(floor)}, bare hop {fmt(hop)}, "
           f"unconfined pipeline {fmt(unconfined)}; default / floor's {fmt(ratio(own, floor))}")
+
+def less(a, b):
+    return None if a is None or b is None else a - b
+
+# Where the default's quiet time goes, each part beyond the one before it, in this run.
+for group in ["read_file", "noop"]:
+    m = {b: mean(group, b) for b in BENCHES + ["floor_spin_hop", "floor_confined_hop"]}
+    print(f"{group}, quiet, beyond the floor ({fmt(m['floor'])} us): "
+          f"unconfined pipeline +{fmt(less(m['pipeline'], m['floor']))} us; "
+          f"default +{fmt(less(m[d], m['pipeline']))} us over that, of which a spinning hop "
+          f"alone costs {fmt(less(m['floor_spin_hop'], m['floor']))} us and the kernel's checks "
+          f"of the confined handler {fmt(less(m['floor_confined_hop'], m['floor_spin_hop']))} us")
 print(f"{sum(verdicts)} of {len(verdicts)} targets met")
 EOF

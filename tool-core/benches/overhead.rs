@@ -11,6 +11,12 @@
 //!   `std::sync::mpsc` channels per call (the caller blocks on the reply): what any design that
 //!   runs a handler on another thread than its caller's pays at least, for comparison with the
 //!   confined variants, quiet and loaded;
+//! - `floor_spin_hop` (quiet groups only): the floor run on a thread of its own that both sides
+//!   hand over to by polling one atomic, no sleep and no system call: the least a hop to another
+//!   thread costs while the machine has a core to spare;
+//! - `floor_confined_hop` (quiet groups only): the same, with that thread first confined as the
+//!   executor confines a `read_only` tool's threads (Landlock + seccomp, `tool_sandbox`): beside
+//!   `floor_spin_hop`, what the kernel's checks of a confined handler's own system calls cost;
 //! - `naive`: parse the text, validate the arguments with a compiled `jsonschema` validator,
 //!   deserialize them into the typed struct, call the function;
 //! - `rmcp`: deserialize the text into rmcp's `CallToolRequestParams` and dispatch through
@@ -377,6 +383,10 @@ fn bench(c: &mut Criterion) {
         "done".to_owned()
     };
 
+    // What the executor confines a `read_only` tool's threads to, for `floor_confined_hop`.
+    let policy = tool_sandbox::SandboxPolicy::new(&root, tool_sandbox::FsAccess::ReadOnly, false)
+        .expect("policy");
+
     // Quiet, then (unless `OVERHEAD_LOAD=0`) again while busy loops keep every core busy.
     let loaded = load_processes();
     for busy in std::iter::once(0).chain((loaded > 0).then_some(loaded)) {
@@ -439,6 +449,10 @@ fn bench(c: &mut Criterion) {
                     })
                 });
             });
+            if busy == 0 {
+                spin_hop(&mut g, "floor_spin_hop", floor, None);
+                spin_hop(&mut g, "floor_confined_hop", floor, Some(&policy));
+            }
             g.bench_function("naive", |b| b.iter(naive));
             g.bench_function("rmcp", |b| b.to_async(&rt).iter(|| rmcp_call(mcp)));
             for (name, text) in [
@@ -462,6 +476,67 @@ fn bench(c: &mut Criterion) {
             g.finish();
         }
     }
+}
+
+/// Benches `floor` run on a thread of its own, confined to `policy` first if given, which
+/// polls one atomic for each call while the caller polls it for the result.
+fn spin_hop(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    floor: &(dyn Fn() -> Result<String, String> + Sync),
+    policy: Option<&tool_sandbox::SandboxPolicy>,
+) {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const IDLE: u8 = 0;
+    const POSTED: u8 = 1;
+    const DONE: u8 = 2;
+    const STOP: u8 = 3;
+    let state = AtomicU8::new(IDLE);
+    let result = std::sync::Mutex::new(None);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            if let Some(policy) = policy {
+                if let Err(e) =
+                    tool_sandbox::confine_current_thread(policy, tool_sandbox::Mode::Required)
+                {
+                    *result.lock().expect("result") = Some(Err(format!("not confined: {e}")));
+                    state.store(STOP, Ordering::Release);
+                    return;
+                }
+            }
+            loop {
+                match state.load(Ordering::Acquire) {
+                    POSTED => {
+                        *result.lock().expect("result") = Some(floor());
+                        state.store(DONE, Ordering::Release);
+                    }
+                    STOP => return,
+                    _ => std::hint::spin_loop(),
+                }
+            }
+        });
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                if state
+                    .compare_exchange(IDLE, POSTED, Ordering::Release, Ordering::Relaxed)
+                    .is_err()
+                {
+                    panic!("{:?}", result.lock().expect("result").take());
+                }
+                loop {
+                    match state.load(Ordering::Acquire) {
+                        DONE => break,
+                        STOP => panic!("{:?}", result.lock().expect("result").take()),
+                        _ => std::hint::spin_loop(),
+                    }
+                }
+                state.store(IDLE, Ordering::Relaxed);
+                let out = result.lock().expect("result").take();
+                out.expect("the hop's result").expect("the floor's call")
+            })
+        });
+        state.store(STOP, Ordering::Release);
+    });
 }
 
 /// How many busy processes the `_loaded` groups run beside the bench: `OVERHEAD_LOAD`, else one
