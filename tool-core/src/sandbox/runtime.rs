@@ -76,14 +76,14 @@ impl ConfinedRuntime {
                 rt.block_on(async move {
                     let metrics = tokio::runtime::Handle::current().metrics();
                     let mut last = Instant::now();
-                    // Held while this thread spins idle (see `IdleSpin`), and kept across the
-                    // first polls of the tasks that come meanwhile (usually microseconds): a
-                    // right given back and taken again per call is a write to a line every
-                    // waiting caller reads.
+                    // Held while this thread spins idle (see `IdleSpin`), and given back while it
+                    // runs a task: a busy thread counted as an idle spinner would make a busy
+                    // machine look as if it had a core to spare.
                     let mut spinning = None;
                     loop {
                         match incoming.try_recv() {
                             Ok(task) => {
+                                spinning = None;
                                 start_task(task).await;
                                 last = Instant::now();
                                 continue;
