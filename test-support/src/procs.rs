@@ -1,11 +1,25 @@
 //! Processes a test starts and looks for: `sleep` markers unique to this test run, the live
-//! processes of this run that carry one, a sentinel process outside the sandbox, and a program's
-//! stdout read as JSON lines.
+//! processes of this run that carry one, a sentinel process outside the sandbox, a program's
+//! stdout read as JSON lines, and this process's threads by name.
 
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+/// The `/proc` directories of this process's threads whose name starts with `prefix` (all of
+/// them for `""`); empty where there is no `/proc`.
+pub fn threads_named(prefix: &str) -> Vec<std::path::PathBuf> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| t.ok().map(|t| t.path()))
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join("comm")).is_ok_and(|name| name.starts_with(prefix))
+        })
+        .collect()
+}
 
 /// The suffix [`per_run`] gives every marker: `.PID` of this test process.
 fn token() -> String {

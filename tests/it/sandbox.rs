@@ -739,14 +739,7 @@ async fn confined_threads_ask_for_the_short_scheduler_slice() {
     .await;
     assert!(r.is_ok(), "{r:?}");
     let mut seen = 0;
-    for task in std::fs::read_dir("/proc/self/task").expect("tasks") {
-        let dir = task.expect("task").path();
-        let Ok(comm) = std::fs::read_to_string(dir.join("comm")) else {
-            continue; // the thread ended meanwhile
-        };
-        if !comm.starts_with("tool-") {
-            continue;
-        }
+    for dir in test_support::procs::threads_named("tool-") {
         let Some(slice) = tool_sandbox::thread_slice(&dir) else {
             continue; // the thread ended meanwhile
         };
@@ -754,7 +747,7 @@ async fn confined_threads_ask_for_the_short_scheduler_slice() {
             slice,
             tool_core::sandbox::DEFAULT_SLICE,
             "{}",
-            comm.trim_end()
+            dir.display()
         );
         seen += 1;
     }

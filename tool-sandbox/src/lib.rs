@@ -105,6 +105,6 @@ pub use policy::{
 };
 pub use pool::{ConfinedPool, PoolConfig};
 pub use probe::Support;
-pub use slice::{set_thread_slice, thread_slice, MIN_SLICE};
+pub use slice::{ask_thread_slice, set_thread_slice, thread_slice, MIN_SLICE};
 pub use spin::{recv_spinning, spare_core, IdleSpin};
 pub use tokio_util::sync::CancellationToken;

@@ -366,7 +366,7 @@ fn hot_worker(
     spin: Duration,
     slice: Option<Duration>,
 ) {
-    set_slice(slice);
+    crate::slice::ask_thread_slice(slice);
     let confined = confine_current_thread(policy, mode);
     let ok = confined.is_ok();
     let ready_again = || idle.store(true, Ordering::Release);
@@ -393,7 +393,7 @@ fn worker(
     ready: &std::sync::mpsc::Sender<Result<Enforcement, SandboxError>>,
     slice: Option<Duration>,
 ) {
-    set_slice(slice);
+    crate::slice::ask_thread_slice(slice);
     let confined = confine_current_thread(policy, mode);
     let ok = confined.is_ok();
     let _ = ready.send(confined);
@@ -402,14 +402,6 @@ fn worker(
     }
     while let Some(job) = jobs.pop() {
         job(&|| {});
-    }
-}
-
-/// Asks for `slice` before the thread confines itself (its filter may not allow the call later).
-/// Only a hint: a kernel that refuses it leaves the thread as it was.
-fn set_slice(slice: Option<Duration>) {
-    if let Some(slice) = slice {
-        let _ = crate::slice::set_thread_slice(slice);
     }
 }
 

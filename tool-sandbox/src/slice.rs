@@ -61,6 +61,15 @@ pub fn set_thread_slice(slice: Duration) -> std::io::Result<()> {
     }
 }
 
+/// Asks for `slice` for the calling thread, if one is given, as [`set_thread_slice`] does, and
+/// ignores a refusal: the slice is a hint, and a thread the kernel refuses it to stays as it
+/// was. Call it before the thread confines itself: its filter may not allow the call after.
+pub fn ask_thread_slice(slice: Option<Duration>) {
+    if let Some(slice) = slice {
+        let _ = set_thread_slice(slice);
+    }
+}
+
 /// The scheduler slice of the thread whose `/proc` directory is `task` (`/proc/thread-self`,
 /// `/proc/self/task/TID`), from `se.slice` in its `sched` file; `None` where the kernel does not
 /// show it there (or the thread is gone).

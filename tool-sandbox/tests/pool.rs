@@ -6,6 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{errno, kernel_confines_threads, Scene};
+use test_support::procs::threads_named;
 use tool_sandbox::{thread_slice, ConfinedPool, FsAccess, Mode, PoolConfig, SandboxError};
 
 /// A read-only pool of two workers whose hot worker spins for `spin`.
@@ -232,10 +233,10 @@ async fn bursts_on_the_shared_queue_all_run_and_the_workers_exit_with_the_pool()
     }
     assert_eq!(threads.len(), 3, "every worker took jobs: {threads:?}");
     // Dropping the pool ends its idle workers: their threads leave the process.
-    assert_eq!(threads_named("burst-"), 3);
+    assert_eq!(threads_named("burst-").len(), 3);
     drop(pool);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while threads_named("burst-") > 0 {
+    while !threads_named("burst-").is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "workers still running after the pool was dropped"
@@ -244,26 +245,10 @@ async fn bursts_on_the_shared_queue_all_run_and_the_workers_exit_with_the_pool()
     }
 }
 
-/// Threads of this process now whose name starts with `prefix`.
-fn threads_named(prefix: &str) -> usize {
-    tasks_named(prefix).len()
-}
-
-/// The `/proc` directories of this process's threads whose name starts with `prefix`.
-fn tasks_named(prefix: &str) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc")
-        .filter_map(|t| t.ok().map(|t| t.path()))
-        .filter(|dir| {
-            std::fs::read_to_string(dir.join("comm")).is_ok_and(|name| name.starts_with(prefix))
-        })
-        .collect()
-}
-
 /// The scheduler slices of this process's threads whose name starts with `prefix`; `None`
 /// where the kernel does not show them.
 fn slices_of(prefix: &str) -> Option<Vec<Duration>> {
-    tasks_named(prefix)
+    threads_named(prefix)
         .iter()
         .map(|dir| thread_slice(dir))
         .collect()

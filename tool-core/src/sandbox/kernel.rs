@@ -3,7 +3,7 @@
 
 #[cfg(target_os = "linux")]
 pub(crate) use tool_sandbox::{
-    confine_current_thread, default_system_read_paths, recv_spinning, set_thread_slice,
+    ask_thread_slice, confine_current_thread, default_system_read_paths, recv_spinning,
     ConfinedPool, FsAccess, IdleSpin, Launcher, LimitHit, Mode as KernelMode, Outcome, PathGrant,
     PoolConfig, Rlimits, SandboxError, SandboxPolicy, SandboxedCommand, Support,
 };
@@ -52,9 +52,7 @@ mod other {
     }
 
     /// No scheduler slice is asked for where nothing is confined.
-    pub(crate) fn set_thread_slice(_: Duration) -> std::io::Result<()> {
-        Ok(())
-    }
+    pub(crate) fn ask_thread_slice(_: Option<Duration>) {}
 
     pub(crate) fn confine_current_thread(
         _: &SandboxPolicy,

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use super::kernel::{
-    confine_current_thread, set_thread_slice, IdleSpin, KernelMode, SandboxPolicy,
+    ask_thread_slice, confine_current_thread, IdleSpin, KernelMode, SandboxPolicy,
 };
 use super::label::intern;
 
@@ -38,7 +38,7 @@ impl ConfinedRuntime {
     /// timers) for that long after the last one came, before it sleeps; callers poll for their
     /// result as long ([`tool_sandbox::recv_spinning`]). A short handler then costs no thread
     /// wake-up on either side, at the price of that much busy CPU per call. With `slice`, the
-    /// thread asks for that scheduler slice ([`tool_sandbox::set_thread_slice`]).
+    /// thread asks for that scheduler slice ([`tool_sandbox::ask_thread_slice`]).
     pub(crate) fn start(
         policy: SandboxPolicy,
         mode: KernelMode,
@@ -51,10 +51,7 @@ impl ConfinedRuntime {
         std::thread::Builder::new()
             .name(format!("tool-{name}-async"))
             .spawn(move || {
-                if let Some(slice) = slice {
-                    // A hint, asked for before the filter is on: refused, the thread stays as it was.
-                    let _ = set_thread_slice(slice);
-                }
+                ask_thread_slice(slice);
                 let enforcement = match confine_current_thread(&policy, mode) {
                     Ok(e) => e,
                     Err(e) => {
